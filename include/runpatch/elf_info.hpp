@@ -1,0 +1,74 @@
+// What runpatch knows about one ELF file: identity, interpreter and the
+// dynamic-section facts that drive library search.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+enum class ElfClass : uint8_t { Elf32 = 1, Elf64 = 2 };
+enum class ByteOrder : uint8_t { Little = 1, Big = 2 };
+
+// The class, byte order, machine and OS ABI that decide whether two objects can load together.
+struct ElfIdentity {
+  ElfClass elf_class = ElfClass::Elf64;
+  ByteOrder byte_order = ByteOrder::Little;
+  uint16_t machine = 0;
+  uint8_t osabi = 0;
+  uint8_t abiversion = 0;
+  uint32_t flags = 0;  // e_flags (e.g. ARM float ABI)
+
+  bool operator==(const ElfIdentity&) const = default;
+};
+
+struct ElfInfo {
+  std::string path;
+  ElfIdentity identity;
+  uint16_t type = 0;  // e_type
+  uint64_t file_size = 0;
+  uint64_t phnum = 0;
+  uint64_t shnum = 0;  // 0 when the file has no section headers
+
+  std::optional<std::string> interpreter;  // PT_INTERP
+  bool has_dynamic = false;                // PT_DYNAMIC present, with contents in the file
+  bool debug_only = false;                 // PT_DYNAMIC without contents: separate debug info
+  std::vector<std::string> needed;         // DT_NEEDED, in order
+  std::optional<std::string> runpath;      // DT_RUNPATH (first one; see duplicate_tags)
+  std::optional<std::string> rpath;        // DT_RPATH
+  std::optional<std::string> soname;       // DT_SONAME
+  uint64_t flags = 0;                      // DT_FLAGS
+  uint64_t flags_1 = 0;                    // DT_FLAGS_1
+  uint64_t spare_dynamic_slots = 0;        // DT_NULL entries beyond the terminator
+  std::vector<std::string> duplicate_tags; // e.g. "DT_RUNPATH" appearing twice
+
+  bool is_static() const { return !has_dynamic; }
+  bool is_pie() const;
+  bool is_static_pie() const;
+  bool is_shared_library() const;
+  bool is_executable() const;
+  bool nodeflib() const;
+  // One word for the kind of file: debuginfo, static, static-pie, pie, exec, shared, relocatable, core, other.
+  std::string kind() const;
+};
+
+// Parses the ELF file at path. Touches only the pages holding the headers,
+// the dynamic section and the strings it names.
+Expected<ElfInfo> read_elf_info(const std::filesystem::path& path);
+
+// Same, for an image already in memory (path is used in messages only).
+Expected<ElfInfo> read_elf_info(std::span<const uint8_t> bytes, const std::string& path);
+
+std::string machine_name(uint16_t machine);
+std::string osabi_name(uint8_t osabi);
+std::string type_name(uint16_t type);
+// Names of the DT_FLAGS_1 bits set in flags_1, e.g. {"NOW", "PIE"}.
+std::vector<std::string> flags_1_names(uint64_t flags_1);
+
+}  // namespace runpatch

@@ -1,0 +1,172 @@
+// Typed, endian-aware views of ELF structures laid over mapped bytes.
+// Every field is stored as raw bytes (alignment 1), so a struct may sit at any
+// offset of a mapping and reads/writes go through the target's byte order.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace runpatch::elf {
+
+template <class T, bool BigEndian>
+struct Field {
+  static_assert(std::is_unsigned_v<T>);
+  uint8_t bytes[sizeof(T)];
+
+  operator T() const {
+    T v;
+    std::memcpy(&v, bytes, sizeof(T));
+    return needs_swap() ? swap(v) : v;
+  }
+  Field& operator=(T v) {
+    if (needs_swap()) v = swap(v);
+    std::memcpy(bytes, &v, sizeof(T));
+    return *this;
+  }
+
+ private:
+  static constexpr bool needs_swap() {
+    return BigEndian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+  }
+  static T swap(T v) {
+    if constexpr (sizeof(T) == 1) return v;
+    else if constexpr (sizeof(T) == 2) return __builtin_bswap16(v);
+    else if constexpr (sizeof(T) == 4) return __builtin_bswap32(v);
+    else return __builtin_bswap64(v);
+  }
+};
+
+// One of the four ELF targets: class (32/64-bit) × byte order.
+template <bool Is64, bool BigEndian>
+struct Target {
+  static constexpr bool is64 = Is64;
+  static constexpr bool big_endian = BigEndian;
+  using Half = Field<uint16_t, BigEndian>;
+  using Word = Field<uint32_t, BigEndian>;
+  using Xword = Field<uint64_t, BigEndian>;
+  // Address/offset-sized field: 4 bytes in ELF32, 8 in ELF64.
+  using Addr = std::conditional_t<Is64, Xword, Word>;
+};
+
+using Elf32LE = Target<false, false>;
+using Elf32BE = Target<false, true>;
+using Elf64LE = Target<true, false>;
+using Elf64BE = Target<true, true>;
+
+template <class E>
+struct Ehdr {
+  uint8_t e_ident[16];
+  typename E::Half e_type;
+  typename E::Half e_machine;
+  typename E::Word e_version;
+  typename E::Addr e_entry;
+  typename E::Addr e_phoff;
+  typename E::Addr e_shoff;
+  typename E::Word e_flags;
+  typename E::Half e_ehsize;
+  typename E::Half e_phentsize;
+  typename E::Half e_phnum;
+  typename E::Half e_shentsize;
+  typename E::Half e_shnum;
+  typename E::Half e_shstrndx;
+};
+
+// Program headers differ in field order between the classes (p_flags moves).
+template <class E>
+struct Phdr64 {
+  typename E::Word p_type;
+  typename E::Word p_flags;
+  typename E::Xword p_offset;
+  typename E::Xword p_vaddr;
+  typename E::Xword p_paddr;
+  typename E::Xword p_filesz;
+  typename E::Xword p_memsz;
+  typename E::Xword p_align;
+};
+template <class E>
+struct Phdr32 {
+  typename E::Word p_type;
+  typename E::Word p_offset;
+  typename E::Word p_vaddr;
+  typename E::Word p_paddr;
+  typename E::Word p_filesz;
+  typename E::Word p_memsz;
+  typename E::Word p_flags;
+  typename E::Word p_align;
+};
+template <class E>
+using Phdr = std::conditional_t<E::is64, Phdr64<E>, Phdr32<E>>;
+
+template <class E>
+struct Shdr {
+  typename E::Word sh_name;
+  typename E::Word sh_type;
+  typename E::Addr sh_flags;
+  typename E::Addr sh_addr;
+  typename E::Addr sh_offset;
+  typename E::Addr sh_size;
+  typename E::Word sh_link;
+  typename E::Word sh_info;
+  typename E::Addr sh_addralign;
+  typename E::Addr sh_entsize;
+};
+
+template <class E>
+struct Dyn {
+  typename E::Addr d_tag;  // signed in the spec; every tag we handle is non-negative
+  typename E::Addr d_val;
+};
+
+// Note header; the same 4-byte words in both classes.
+template <class E>
+struct Nhdr {
+  typename E::Word n_namesz;
+  typename E::Word n_descsz;
+  typename E::Word n_type;
+};
+
+static_assert(sizeof(Ehdr<Elf64LE>) == 64 && sizeof(Ehdr<Elf32BE>) == 52);
+static_assert(sizeof(Phdr<Elf64LE>) == 56 && sizeof(Phdr<Elf32BE>) == 32);
+static_assert(sizeof(Shdr<Elf64LE>) == 64 && sizeof(Shdr<Elf32BE>) == 40);
+static_assert(sizeof(Dyn<Elf64LE>) == 16 && sizeof(Dyn<Elf32BE>) == 8);
+static_assert(alignof(Ehdr<Elf64LE>) == 1 && alignof(Phdr<Elf64BE>) == 1);
+
+// e_ident
+inline constexpr int EI_CLASS = 4, EI_DATA = 5, EI_VERSION = 6, EI_OSABI = 7, EI_ABIVERSION = 8;
+inline constexpr uint8_t ELFCLASS32 = 1, ELFCLASS64 = 2;
+inline constexpr uint8_t ELFDATA2LSB = 1, ELFDATA2MSB = 2;
+
+// e_type
+inline constexpr uint16_t ET_NONE = 0, ET_REL = 1, ET_EXEC = 2, ET_DYN = 3, ET_CORE = 4;
+
+// Extended numbering: the real counts live in section header 0.
+inline constexpr uint16_t PN_XNUM = 0xffff;
+inline constexpr uint16_t SHN_UNDEF = 0, SHN_XINDEX = 0xffff;
+
+// p_type
+inline constexpr uint32_t PT_NULL = 0, PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_NOTE = 4,
+                          PT_SHLIB = 5, PT_PHDR = 6, PT_TLS = 7;
+inline constexpr uint32_t PT_GNU_EH_FRAME = 0x6474e550, PT_GNU_STACK = 0x6474e551,
+                          PT_GNU_RELRO = 0x6474e552, PT_GNU_PROPERTY = 0x6474e553;
+inline constexpr uint32_t PF_X = 1, PF_W = 2, PF_R = 4;
+
+// sh_type
+inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_STRTAB = 3, SHT_DYNAMIC = 6,
+                          SHT_NOTE = 7, SHT_NOBITS = 8;
+inline constexpr uint64_t SHF_WRITE = 1, SHF_ALLOC = 2;
+
+// d_tag
+inline constexpr uint64_t DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_STRSZ = 10,
+                          DT_SONAME = 14, DT_RPATH = 15, DT_DEBUG = 21, DT_RUNPATH = 29,
+                          DT_FLAGS = 30, DT_FLAGS_1 = 0x6ffffffb;
+inline constexpr uint64_t DF_ORIGIN = 0x1;
+inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_NODELETE = 0x8,
+                          DF_1_ORIGIN = 0x80, DF_1_NODEFLIB = 0x800, DF_1_PIE = 0x08000000;
+
+// e_machine values we name; any other value is still handled.
+inline constexpr uint16_t EM_386 = 3, EM_PPC = 20, EM_PPC64 = 21, EM_S390 = 22, EM_ARM = 40,
+                          EM_X86_64 = 62, EM_AARCH64 = 183, EM_RISCV = 243, EM_MIPS = 8,
+                          EM_SPARCV9 = 43, EM_LOONGARCH = 258;
+
+}  // namespace runpatch::elf

@@ -1,0 +1,41 @@
+// A read-only memory mapping of a whole file. Pages are faulted in only when
+// touched, so parsing headers of a 300 MB library reads a handful of pages.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+class MappedFile {
+ public:
+  static Expected<MappedFile> open(const std::filesystem::path& path);
+
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile(std::string path, const uint8_t* data, uint64_t size)
+      : path_(std::move(path)), data_(data), size_(size) {}
+  void release();
+
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+// Cheap pre-check without mapping: does the file start with the ELF magic?
+bool has_elf_magic(const std::filesystem::path& path);
+
+}  // namespace runpatch

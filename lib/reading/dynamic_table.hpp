@@ -1,0 +1,76 @@
+// The dynamic section found through PT_DYNAMIC, and its string table found
+// through DT_STRTAB (an address, translated to a file offset via PT_LOAD).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "reading/elf_view.hpp"
+
+namespace runpatch {
+
+template <class E>
+struct DynamicTable {
+  uint64_t offset = 0;                    // file offset of the first entry
+  std::span<const elf::Dyn<E>> slots;     // every entry PT_DYNAMIC holds
+  size_t used = 0;                        // entries before the first DT_NULL
+  uint64_t strtab_vaddr = 0;
+  uint64_t strtab_offset = 0;
+  uint64_t strtab_size = 0;
+  bool has_strtab = false;
+
+  std::span<const elf::Dyn<E>> entries() const { return slots.first(used); }
+
+  std::optional<uint64_t> find(uint64_t tag) const {
+    for (const auto& d : entries())
+      if (d.d_tag == tag) return uint64_t(d.d_val);
+    return std::nullopt;
+  }
+};
+
+// The dynamic table, or nullopt for a file without PT_DYNAMIC (statically linked).
+template <class E>
+Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view) {
+  using Dyn = elf::Dyn<E>;
+  const auto* ph = view.find_phdr(elf::PT_DYNAMIC);
+  // p_filesz 0: the contents were stripped (separate debug files keep only the header).
+  if (!ph || ph->p_filesz == 0) return std::optional<DynamicTable<E>>();
+  DynamicTable<E> table;
+  table.offset = ph->p_offset;
+  RUNPATCH_TRY(table.slots, view.template table_at<Dyn>(ph->p_offset, uint64_t(ph->p_filesz) / sizeof(Dyn),
+                                                       "dynamic section"));
+  table.used = table.slots.size();
+  for (size_t i = 0; i < table.slots.size(); ++i)
+    if (table.slots[i].d_tag == elf::DT_NULL) {
+      table.used = i;
+      break;
+    }
+  auto strtab = table.find(elf::DT_STRTAB);
+  auto strsz = table.find(elf::DT_STRSZ);
+  if (strtab.has_value() != strsz.has_value())
+    return view.error(strtab ? "dynamic section has DT_STRTAB but no DT_STRSZ"
+                             : "dynamic section has DT_STRSZ but no DT_STRTAB",
+                      table.offset);
+  if (strtab) {
+    RUNPATCH_TRY(table.strtab_offset, view.offset_of_vaddr(*strtab, *strsz, "dynamic string table"));
+    table.strtab_vaddr = *strtab;
+    table.strtab_size = *strsz;
+    table.has_strtab = true;
+  }
+  return std::optional<DynamicTable<E>>(table);
+}
+
+// The string a string-valued dynamic tag names.
+template <class E>
+Expected<std::string_view> dynamic_string(const ElfView<E>& view, const DynamicTable<E>& table,
+                                          uint64_t index, std::string_view what) {
+  if (!table.has_strtab)
+    return view.error(fmt::format("{} names a string but the file has no DT_STRTAB", what),
+                      table.offset);
+  return view.string_at(table.strtab_offset, table.strtab_size, index, what);
+}
+
+}  // namespace runpatch

@@ -1,0 +1,36 @@
+// Picks the ElfView<E> matching a file's class and byte order and calls f with it.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <span>
+#include <string>
+#include <utility>
+
+#include "reading/elf_view.hpp"
+
+namespace runpatch {
+
+// f: (ElfView<E>&) -> Expected<R> for every target E; returns that Expected<R>.
+template <class F>
+auto visit_elf(std::span<const uint8_t> bytes, const std::string& path, F&& f)
+    -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
+  if (bytes.size() < 4 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F')
+    return make_error(path, "not an ELF file (bad magic)", 0);
+  if (bytes.size() < 16) return make_error(path, "truncated ELF identification", 0);
+  uint8_t cls = bytes[elf::EI_CLASS], data = bytes[elf::EI_DATA];
+  auto run = [&]<class E>() -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
+    RUNPATCH_TRY(ElfView<E> view, ElfView<E>::parse(bytes, path));
+    return f(view);
+  };
+  if (data != elf::ELFDATA2LSB && data != elf::ELFDATA2MSB)
+    return make_error(path, fmt::format("unknown ELF byte order {}", data), elf::EI_DATA);
+  bool big = data == elf::ELFDATA2MSB;
+  if (cls == elf::ELFCLASS64)
+    return big ? run.template operator()<elf::Elf64BE>() : run.template operator()<elf::Elf64LE>();
+  if (cls == elf::ELFCLASS32)
+    return big ? run.template operator()<elf::Elf32BE>() : run.template operator()<elf::Elf32LE>();
+  return make_error(path, fmt::format("unknown ELF class {}", cls), elf::EI_CLASS);
+}
+
+}  // namespace runpatch

@@ -1,0 +1,174 @@
+// ElfView<E>: bounds-checked, typed access to an ELF image held in memory.
+// Construction validates the ELF header and both header tables; every later
+// access (vaddr translation, tables, strings) checks its range again and
+// returns an Error that names the file, the offset and what is wrong.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <cstddef>
+#include <cstring>
+
+#include "runpatch/elf_types.hpp"
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+// Adds without wrapping; nullopt on overflow.
+inline std::optional<uint64_t> checked_add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+inline std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+template <class E>
+class ElfView {
+ public:
+  using Ehdr = elf::Ehdr<E>;
+  using Phdr = elf::Phdr<E>;
+  using Shdr = elf::Shdr<E>;
+  using Dyn = elf::Dyn<E>;
+
+  static Expected<ElfView> parse(std::span<const uint8_t> bytes, std::string path) {
+    ElfView view(bytes, std::move(path));
+    RUNPATCH_CHECK(view.validate());
+    return view;
+  }
+
+  const std::string& path() const { return path_; }
+  std::span<const uint8_t> bytes() const { return bytes_; }
+  const Ehdr& ehdr() const { return *reinterpret_cast<const Ehdr*>(bytes_.data()); }
+  std::span<const Phdr> phdrs() const { return phdrs_; }
+  std::span<const Shdr> shdrs() const { return shdrs_; }
+  uint32_t shstrndx() const { return shstrndx_; }
+
+  Error error(std::string what, std::optional<uint64_t> offset = std::nullopt) const {
+    return make_error(path_, std::move(what), offset);
+  }
+
+  // First program header of the given type, or null.
+  const Phdr* find_phdr(uint32_t type) const {
+    for (const Phdr& ph : phdrs_)
+      if (ph.p_type == type) return &ph;
+    return nullptr;
+  }
+
+  // File offset of [vaddr, vaddr+size) when one PT_LOAD holds all of it in the file.
+  Expected<uint64_t> offset_of_vaddr(uint64_t vaddr, uint64_t size, std::string_view what) const {
+    for (const Phdr& ph : phdrs_) {
+      if (ph.p_type != elf::PT_LOAD) continue;
+      uint64_t start = ph.p_vaddr, filesz = ph.p_filesz;
+      if (vaddr < start || vaddr - start > filesz || size > filesz - (vaddr - start)) continue;
+      uint64_t off = uint64_t(ph.p_offset) + (vaddr - start);
+      if (!in_file(off, size))
+        return error(fmt::format("{} at address {:#x} maps past end of file", what, vaddr), off);
+      return off;
+    }
+    return error(fmt::format("{} at address {:#x} (size {}) lies in no loadable segment", what,
+                             vaddr, size));
+  }
+
+  // count entries of T at off, all inside the file.
+  template <class T>
+  Expected<std::span<const T>> table_at(uint64_t off, uint64_t count, std::string_view what) const {
+    auto bytes = checked_mul(count, sizeof(T));
+    if (!bytes || !in_file(off, *bytes))
+      return error(fmt::format("{} ({} entries of {} bytes) extends past end of file (size {})",
+                               what, count, sizeof(T), bytes_.size()),
+                   off);
+    return std::span<const T>(reinterpret_cast<const T*>(bytes_.data() + off), count);
+  }
+
+  // The NUL-terminated string at index of the table [table_off, table_off+table_size).
+  Expected<std::string_view> string_at(uint64_t table_off, uint64_t table_size, uint64_t index,
+                                       std::string_view what) const {
+    if (index >= table_size)
+      return error(fmt::format("{} string index {} is outside the string table (size {})", what,
+                               index, table_size),
+                   table_off);
+    const char* begin = reinterpret_cast<const char*>(bytes_.data() + table_off + index);
+    const void* nul = std::memchr(begin, 0, table_size - index);
+    if (!nul)
+      return error(fmt::format("{} string at index {} is not NUL-terminated", what, index),
+                   table_off + index);
+    return std::string_view(begin, static_cast<const char*>(nul) - begin);
+  }
+
+  bool in_file(uint64_t off, uint64_t size) const {
+    return off <= bytes_.size() && size <= bytes_.size() - off;
+  }
+
+ private:
+  ElfView(std::span<const uint8_t> bytes, std::string path)
+      : bytes_(bytes), path_(std::move(path)) {}
+
+  Status validate() {
+    if (bytes_.size() < sizeof(Ehdr))
+      return error(fmt::format("truncated ELF header ({} of {} bytes)", bytes_.size(),
+                               sizeof(Ehdr)));
+    const Ehdr& eh = ehdr();
+    if (eh.e_ident[elf::EI_VERSION] != 1)
+      return error(fmt::format("unsupported ELF version {}", eh.e_ident[elf::EI_VERSION]), 6);
+    RUNPATCH_CHECK(read_section_headers());
+    return read_program_headers();
+  }
+
+  Status read_section_headers() {
+    const Ehdr& eh = ehdr();
+    uint64_t shoff = eh.e_shoff;
+    if (shoff == 0) return {};  // stripped of section headers: allowed
+    if (eh.e_shentsize != sizeof(Shdr))
+      return error(fmt::format("section header size is {} bytes, expected {}",
+                               uint16_t(eh.e_shentsize), sizeof(Shdr)),
+                   offsetof(Ehdr, e_shentsize));
+    RUNPATCH_TRY(auto first, table_at<Shdr>(shoff, 1, "section header table"));
+    uint64_t count = eh.e_shnum;
+    if (count == 0) count = first[0].sh_size;  // extended numbering
+    if (count == 0) return {};
+    RUNPATCH_TRY(shdrs_, table_at<Shdr>(shoff, count, "section header table"));
+    shstrndx_ = eh.e_shstrndx == elf::SHN_XINDEX ? uint32_t(first[0].sh_link) : eh.e_shstrndx;
+    if (shstrndx_ >= count && shstrndx_ != elf::SHN_UNDEF)
+      return error(fmt::format("section name table index {} is out of range ({} sections)",
+                               shstrndx_, count),
+                   offsetof(Ehdr, e_shstrndx));
+    return {};
+  }
+
+  Status read_program_headers() {
+    const Ehdr& eh = ehdr();
+    uint64_t count = eh.e_phnum;
+    if (count == elf::PN_XNUM) {
+      if (shdrs_.empty())
+        return error("e_phnum is PN_XNUM but there is no section header 0 to hold the count",
+                     offsetof(Ehdr, e_phnum));
+      count = shdrs_[0].sh_info;
+    }
+    if (count == 0) return {};
+    if (eh.e_phentsize != sizeof(Phdr))
+      return error(fmt::format("program header size is {} bytes, expected {}",
+                               uint16_t(eh.e_phentsize), sizeof(Phdr)),
+                   offsetof(Ehdr, e_phentsize));
+    RUNPATCH_TRY(phdrs_, table_at<Phdr>(eh.e_phoff, count, "program header table"));
+    return {};
+  }
+
+  std::span<const uint8_t> bytes_;
+  std::string path_;
+  std::span<const Phdr> phdrs_;
+  std::span<const Shdr> shdrs_;
+  uint32_t shstrndx_ = 0;
+};
+
+}  // namespace runpatch

@@ -1,0 +1,74 @@
+#include "runpatch/mapped_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace runpatch {
+
+namespace {
+std::string errno_text(const char* action) {
+  return std::string(action) + ": " + std::strerror(errno);
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+}  // namespace
+
+Expected<MappedFile> MappedFile::open(const std::filesystem::path& path) {
+  std::string name = path.string();
+  FdCloser fd{::open(name.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) return make_error(name, errno_text("cannot open"));
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) return make_error(name, errno_text("cannot stat"));
+  if (!S_ISREG(st.st_mode)) return make_error(name, "not a regular file");
+  if (st.st_size == 0) return make_error(name, "file is empty");
+  void* data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  if (data == MAP_FAILED) return make_error(name, errno_text("cannot map"));
+  return MappedFile(std::move(name), static_cast<const uint8_t*>(data),
+                    static_cast<uint64_t>(st.st_size));
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : path_(std::move(other.path_)), data_(other.data_), size_(other.size_) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::move(other.path_);
+    data_ = other.data_;
+    size_ = other.size_;
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() { release(); }
+
+void MappedFile::release() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  data_ = nullptr;
+}
+
+bool has_elf_magic(const std::filesystem::path& path) {
+  // O_NONBLOCK: a FIFO that slipped through must not hang the caller.
+  FdCloser fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (fd.fd < 0) return false;
+  unsigned char magic[4];
+  return ::pread(fd.fd, magic, sizeof magic, 0) == 4 && magic[0] == 0x7f && magic[1] == 'E' &&
+         magic[2] == 'L' && magic[3] == 'F';
+}
+
+}  // namespace runpatch

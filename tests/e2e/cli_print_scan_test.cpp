@@ -1,0 +1,95 @@
+// `runpatch print` and `runpatch scan` as users run them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures.hpp"
+#include "process.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_command;
+
+test::CommandResult runpatch_cli(std::vector<std::string> args, bool merge = true) {
+  args.insert(args.begin(), RUNPATCH_CLI);
+  return run_command(args, merge);
+}
+
+test::FixtureArch host() { return test::fixture_arches().at(0); }
+
+TEST(CliPrint, TextShowsRunpathNeededAndInterpreter) {
+  auto r = runpatch_cli({"print", (host().dir / "prog-pie").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("runpath:     $ORIGIN/lib"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("needed:      libgreet.so libc.so.6"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("type:        pie (ET_DYN)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("interpreter: /lib64/ld-linux-x86-64.so.2"), std::string::npos) << r.output;
+}
+
+TEST(CliPrint, JsonForEveryArch) {
+  for (const auto& arch : test::fixture_arches()) {
+    auto r = runpatch_cli({"print", "--json", (arch.dir / "prog-rpath").string(), (arch.dir / "prog-static").string()},
+                          false);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto doc = nlohmann::json::parse(r.output);
+    ASSERT_EQ(doc.size(), 2u);
+    EXPECT_EQ(doc[0]["rpath"], "$ORIGIN/lib") << arch.name;
+    EXPECT_TRUE(doc[0]["runpath"].is_null());
+    EXPECT_EQ(doc[0]["needed"][0], "libgreet.so");
+    EXPECT_EQ(doc[1]["kind"], "static");
+    EXPECT_EQ(doc[1]["static"], true);
+  }
+}
+
+TEST(CliPrint, BadFileIsOneLineErrorAndExitOne) {
+  fs::path dir = test::scratch_dir("cli_bad");
+  test::write_file(dir / "script.sh", {'#', '!', '/', 'b', 'i', 'n', '/', 's', 'h', '\n'});
+  auto r = runpatch_cli({"print", (dir / "script.sh").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.output, "runpatch: " + (dir / "script.sh").string() + ": not an ELF file (bad magic) (at offset 0x0)\n");
+  r = runpatch_cli({"print", (dir / "missing").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("cannot open"), std::string::npos);
+}
+
+TEST(CliUsage, UsageErrorsExitTwo) {
+  EXPECT_EQ(runpatch_cli({}).exit_code, 2);
+  EXPECT_EQ(runpatch_cli({"print"}).exit_code, 2);
+  EXPECT_EQ(runpatch_cli({"print", "--no-such-flag", "x"}).exit_code, 2);
+  EXPECT_EQ(runpatch_cli({"frobnicate"}).exit_code, 2);
+  auto v = runpatch_cli({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.output.find('.'), std::string::npos);
+}
+
+TEST(CliScan, OneRecordPerElfFileAcrossArches) {
+  auto r = runpatch_cli({"scan", test::fixtures_dir().string()}, false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  size_t lines = std::count(r.output.begin(), r.output.end(), '\n');
+  // Every fixture of every arch, plus the host helper tool; never arches.tsv.
+  EXPECT_EQ(lines, test::fixture_arches().size() * test::fixture_names().size() + 1) << r.output;
+  EXPECT_EQ(r.output.find("arches.tsv"), std::string::npos);
+  auto pie = (host().dir / "prog-pie").string() + ": pie x86-64 runpath=$ORIGIN/lib needed=libgreet.so,libc.so.6\n";
+  EXPECT_NE(r.output.find(pie), std::string::npos) << r.output;
+  auto stat = (host().dir / "prog-static").string() + ": static x86-64\n";
+  EXPECT_NE(r.output.find(stat), std::string::npos);
+}
+
+TEST(CliScan, JsonAndBadFilesInTree) {
+  fs::path dir = test::scratch_dir("cli_scan_bad");
+  fs::copy_file(host().dir / "prog-pie", dir / "good");
+  auto truncated = test::read_file(host().dir / "prog-pie");
+  truncated.resize(100);
+  test::write_file(dir / "truncated", truncated);
+  auto r = runpatch_cli({"scan", "--json", dir.string()}, false);
+  EXPECT_EQ(r.exit_code, 1);
+  auto doc = nlohmann::json::parse(r.output);
+  ASSERT_EQ(doc.size(), 1u);
+  EXPECT_EQ(doc[0]["path"], (dir / "good").string());
+}
+
+}  // namespace
+}  // namespace runpatch

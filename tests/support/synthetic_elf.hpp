@@ -1,0 +1,50 @@
+// Builds small ELF images in memory for every class and byte order, so unit
+// tests can state exact contents and corrupt exact fields.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace runpatch::test {
+
+struct SyntheticSpec {
+  bool is64 = true;
+  bool big_endian = false;
+  uint16_t type = 3;        // ET_DYN
+  uint16_t machine = 62;    // EM_X86_64
+  uint8_t osabi = 0;
+  bool with_dynamic = true;
+  bool with_section_headers = true;
+  std::vector<std::string> needed;
+  std::optional<std::string> runpath, rpath, soname, interpreter;
+  uint64_t flags_1 = 0;
+  int spare_dynamic_slots = 0;  // extra DT_NULL entries after the terminator
+};
+
+// Where the builder put things, for tests that corrupt them.
+struct SyntheticLayout {
+  uint64_t phoff = 0, phnum = 0, phentsize = 0;
+  uint64_t shoff = 0, shnum = 0, shentsize = 0;
+  uint64_t dynamic_offset = 0, dynamic_entries = 0, dynamic_entsize = 0;
+  uint64_t dynstr_offset = 0, dynstr_size = 0;
+  uint64_t strtab_tag_index = 0;  // index of DT_STRTAB among the dynamic entries
+};
+
+struct SyntheticElf {
+  std::vector<uint8_t> bytes;
+  SyntheticLayout layout;
+};
+
+SyntheticElf build_synthetic_elf(const SyntheticSpec& spec);
+
+// Writes bytes to path (creating parents).
+void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes);
+std::vector<uint8_t> read_file(const std::filesystem::path& path);
+
+// Stores v at offset with the given width and byte order.
+void poke(std::vector<uint8_t>& bytes, uint64_t offset, int width, bool big_endian, uint64_t v);
+
+}  // namespace runpatch::test

@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+namespace {
+
+Expected<int> parse_positive(int v) {
+  if (v <= 0) return make_error("f.so", "not positive", 16);
+  return v;
+}
+
+Expected<int> doubled(int v) {
+  RUNPATCH_TRY(int x, parse_positive(v));
+  return 2 * x;
+}
+
+TEST(Expected, CarriesValueOrError) {
+  auto ok = doubled(4);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, 8);
+  auto bad = doubled(-1);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message(), "f.so: not positive (at offset 0x10)");
+}
+
+TEST(Expected, MessageWithoutFileOrOffset) {
+  EXPECT_EQ(make_error("", "plain").message(), "plain");
+  EXPECT_EQ(make_error("a", "b").message(), "a: b");
+}
+
+TEST(Expected, StatusPropagates) {
+  auto check = [](bool fail) -> Status {
+    if (fail) return make_error("x", "failed");
+    return {};
+  };
+  auto outer = [&](bool fail) -> Status {
+    RUNPATCH_CHECK(check(fail));
+    return {};
+  };
+  EXPECT_TRUE(outer(false));
+  ASSERT_FALSE(outer(true));
+  EXPECT_EQ(outer(true).error().what, "failed");
+}
+
+}  // namespace
+}  // namespace runpatch

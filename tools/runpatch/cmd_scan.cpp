@@ -1,0 +1,50 @@
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "runpatch/report.hpp"
+#include "runpatch/scan.hpp"
+
+namespace runpatch::cli {
+
+Command add_scan_command(CLI::App& root) {
+  struct Options {
+    std::vector<std::string> roots;
+    bool json = false;
+    unsigned threads = 0;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* app = root.add_subcommand("scan", "List every ELF file under directories with its runpath and needs");
+  app->add_option("DIR", options->roots, "Directories or files")->required();
+  app->add_flag("--json", options->json, "Print one JSON array");
+  app->add_option("-j,--jobs", options->threads, "Threads (default: one per core)");
+  return {app, [options] {
+            std::vector<std::filesystem::path> roots(options->roots.begin(), options->roots.end());
+            TreeListing listing = list_elf_files(roots);
+            int status = kExitOk;
+            for (const auto& problem : listing.problems) {
+              fmt::print(stderr, "runpatch: {}\n", problem.message());
+              status = kExitProblem;
+            }
+            auto infos = read_elf_infos(listing.elf_files, options->threads);
+            nlohmann::json all = nlohmann::json::array();
+            std::string text;
+            for (const auto& info : infos) {
+              if (!info) {
+                fmt::print(stderr, "runpatch: {}\n", info.error().message());
+                status = kExitProblem;
+              } else if (options->json) {
+                all.push_back(elf_info_json(*info));
+              } else {
+                text += format_scan_line(*info);
+                text += '\n';
+              }
+            }
+            if (options->json) fmt::print("{}\n", all.dump(2));
+            else fmt::print("{}", text);
+            return status;
+          }};
+}
+
+}  // namespace runpatch::cli
