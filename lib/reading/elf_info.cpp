@@ -23,8 +23,8 @@ const char* string_tag_name(uint64_t tag) {
 template <class E>
 Status read_interpreter(const ElfView<E>& view, ElfInfo& info) {
   const auto* ph = view.find_phdr(elf::PT_INTERP);
-  if (!ph) return {};
-  if (!view.in_file(ph->p_offset, ph->p_filesz) || ph->p_filesz == 0)
+  if (!ph || ph->p_filesz == 0) return {};  // no contents: separate debug info
+  if (!view.in_file(ph->p_offset, ph->p_filesz))
     return view.error(fmt::format("PT_INTERP ({} bytes) lies outside the file", uint64_t(ph->p_filesz)),
                       ph->p_offset);
   RUNPATCH_TRY(auto interp, view.string_at(ph->p_offset, ph->p_filesz, 0, "interpreter"));

@@ -1,10 +1,19 @@
+// Parallel tree walk. Directories are read with readdir (d_type and d_ino spare
+// a stat per entry), files are opened relative to their directory's fd, and
+// both cores share one queue of directories. Symlinked directories are walked
+// after the real tree, so real paths win; every inode is reported once.
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <deque>
+#include <condition_variable>
+#include <cstring>
 #include <map>
+#include <mutex>
 #include <set>
-#include <system_error>
+#include <thread>
 
 #include "runpatch/mapped_file.hpp"
 #include "runpatch/scan.hpp"
@@ -17,79 +26,179 @@ namespace {
 
 using InodeKey = std::pair<dev_t, ino_t>;
 
-struct Candidate {
-  fs::path path;
+struct FileHit {
+  std::string path;
+  InodeKey key;
   bool via_symlink;
 };
+
+struct DirJob {
+  std::string path;
+  bool via_symlink;
+};
+
+bool fd_has_elf_magic(int fd) {
+  unsigned char magic[4];
+  return ::pread(fd, magic, sizeof magic, 0) == 4 && std::memcmp(magic, "\177ELF", 4) == 0;
+}
+
+bool elf_magic_at(int dirfd, const char* name, int extra_flags) {
+  int fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | extra_flags);
+  if (fd < 0) return false;
+  bool elf = fd_has_elf_magic(fd);
+  ::close(fd);
+  return elf;
+}
 
 class Walker {
  public:
   TreeListing run(const std::vector<fs::path>& roots) {
-    for (const auto& root : roots) visit(root, /*via_symlink=*/false, /*is_root=*/true);
-    // Directories reached through symlinks are walked last, so that a tree's
-    // real paths claim its directories first.
-    while (!deferred_dirs_.empty()) {
-      auto [path, key] = deferred_dirs_.front();
-      deferred_dirs_.pop_front();
-      if (seen_dirs_.insert(key).second) walk_directory(path, true);
+    std::vector<DirJob> root_dirs;
+    for (const auto& root : roots) add_root(root, root_dirs);
+    walk_all(std::move(root_dirs));
+    // Symlinked directories, in sorted order, after every real directory is claimed.
+    while (!symlinked_dirs_.empty()) {
+      std::sort(symlinked_dirs_.begin(), symlinked_dirs_.end());
+      auto pending = std::move(symlinked_dirs_);
+      symlinked_dirs_.clear();
+      std::vector<DirJob> jobs;
+      for (auto& [path, key] : pending)
+        if (seen_dirs_.insert(key).second) jobs.push_back({path, true});
+      walk_all(std::move(jobs));
     }
     return finish();
   }
 
  private:
-  void visit(const fs::path& path, bool via_symlink, bool is_root) {
-    struct stat link_st {}, st {};
-    if (::lstat(path.c_str(), &link_st) != 0) {
-      if (is_root) listing_.problems.push_back(make_error(path.string(), "no such file or directory"));
+  void add_root(const fs::path& root, std::vector<DirJob>& dirs) {
+    struct stat st {};
+    if (::stat(root.c_str(), &st) != 0) {
+      listing_.problems.push_back(make_error(root.string(), std::string("cannot scan: ") + std::strerror(errno)));
       return;
     }
-    bool is_link = S_ISLNK(link_st.st_mode);
-    if (::stat(path.c_str(), &st) != 0) return;  // dangling symlink: nothing to scan
-    via_symlink = via_symlink || is_link;
-    InodeKey key{st.st_dev, st.st_ino};
     if (S_ISDIR(st.st_mode)) {
-      if (via_symlink && !is_root) {
-        deferred_dirs_.emplace_back(path, key);  // claimed later, if no real path claims it first
-      } else if (seen_dirs_.insert(key).second) {
-        walk_directory(path, via_symlink);
-      }
+      if (seen_dirs_.insert({st.st_dev, st.st_ino}).second) dirs.push_back({root.string(), false});
     } else if (S_ISREG(st.st_mode)) {
-      files_[key].push_back({path, via_symlink});
+      if (elf_magic_at(AT_FDCWD, root.c_str(), 0)) hits_.push_back({root.string(), {st.st_dev, st.st_ino}, false});
+      else ++listing_.non_elf_files;
     }
   }
 
-  void walk_directory(const fs::path& dir, bool via_symlink) {
-    std::error_code ec;
-    std::vector<fs::path> children;
-    for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
-         !ec && it != end; it.increment(ec))
-      children.push_back(it->path());
-    if (ec) listing_.problems.push_back(make_error(dir.string(), "cannot read directory: " + ec.message()));
-    std::sort(children.begin(), children.end());
-    for (const auto& child : children) visit(child, via_symlink, false);
+  void walk_all(std::vector<DirJob> jobs) {
+    queue_ = std::move(jobs);
+    active_ = 0;
+    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back([this] { work(); });
+    work();
+  }
+
+  void work() {
+    std::vector<FileHit> hits;
+    std::vector<std::pair<std::string, InodeKey>> symlinked;
+    std::vector<Error> problems;
+    size_t non_elf = 0;
+    for (;;) {
+      DirJob job;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return !queue_.empty() || active_ == 0; });
+        if (queue_.empty()) break;
+        job = std::move(queue_.back());
+        queue_.pop_back();
+        ++active_;
+      }
+      std::vector<DirJob> subdirs;
+      read_directory(job, subdirs, hits, symlinked, problems, non_elf);
+      {
+        std::lock_guard lock(mutex_);
+        --active_;
+        for (auto& d : subdirs) queue_.push_back(std::move(d));
+      }
+      cv_.notify_all();
+    }
+    std::lock_guard lock(mutex_);
+    for (auto& h : hits) hits_.push_back(std::move(h));
+    for (auto& s : symlinked) symlinked_dirs_.push_back(std::move(s));
+    for (auto& p : problems) listing_.problems.push_back(std::move(p));
+    listing_.non_elf_files += non_elf;
+  }
+
+  void read_directory(const DirJob& job, std::vector<DirJob>& subdirs, std::vector<FileHit>& hits,
+                      std::vector<std::pair<std::string, InodeKey>>& symlinked, std::vector<Error>& problems,
+                      size_t& non_elf) {
+    int dirfd = ::open(job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) {
+      problems.push_back(make_error(job.path, std::string("cannot read directory: ") + std::strerror(errno)));
+      return;
+    }
+    struct stat dir_st {};
+    ::fstat(dirfd, &dir_st);
+    DIR* dir = ::fdopendir(dirfd);
+    if (!dir) {
+      ::close(dirfd);
+      return;
+    }
+    std::string prefix = job.path;
+    if (prefix.empty() || prefix.back() != '/') prefix += '/';
+    while (struct dirent* entry = ::readdir(dir)) {
+      const char* name = entry->d_name;
+      if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+      unsigned char type = entry->d_type;
+      InodeKey key{dir_st.st_dev, entry->d_ino};
+      bool via_symlink = job.via_symlink;
+      if (type == DT_LNK || type == DT_UNKNOWN) {
+        struct stat st {};
+        if (::fstatat(dirfd, name, &st, 0) != 0) continue;  // dangling link
+        if (type == DT_LNK) via_symlink = true;
+        key = {st.st_dev, st.st_ino};
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+        if (type == DT_DIR && via_symlink && !job.via_symlink) {
+          symlinked.emplace_back(prefix + name, key);
+          continue;
+        }
+      }
+      if (type == DT_DIR) {
+        // Real directories cannot form cycles; only symlinked ones are deduplicated by inode.
+        if (job.via_symlink) {
+          struct stat st {};
+          if (::fstatat(dirfd, name, &st, 0) != 0) continue;
+          std::lock_guard lock(mutex_);
+          if (!seen_dirs_.insert({st.st_dev, st.st_ino}).second) continue;
+        } else {
+          std::lock_guard lock(mutex_);
+          seen_dirs_.insert(key);
+        }
+        subdirs.push_back({prefix + name, via_symlink});
+      } else if (type == DT_REG) {
+        if (elf_magic_at(dirfd, name, 0)) hits.push_back({prefix + name, key, via_symlink});
+        else ++non_elf;
+      }
+    }
+    ::closedir(dir);
   }
 
   TreeListing finish() {
     // One path per inode: prefer a path not reached through a symlink, then the smallest.
-    std::vector<fs::path> chosen;
-    for (auto& [key, candidates] : files_) {
-      auto best = std::min_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.via_symlink, a.path) < std::tie(b.via_symlink, b.path);
-      });
-      chosen.push_back(best->path);
+    std::map<InodeKey, const FileHit*> best;
+    for (const auto& hit : hits_) {
+      auto [it, inserted] = best.emplace(hit.key, &hit);
+      if (!inserted && std::tie(hit.via_symlink, hit.path) < std::tie(it->second->via_symlink, it->second->path))
+        it->second = &hit;
     }
-    std::sort(chosen.begin(), chosen.end());
-    for (auto& path : chosen) {
-      if (has_elf_magic(path)) listing_.elf_files.push_back(std::move(path));
-      else ++listing_.non_elf_files;
-    }
+    for (const auto& [key, hit] : best) listing_.elf_files.emplace_back(hit->path);
+    std::sort(listing_.elf_files.begin(), listing_.elf_files.end());
     return std::move(listing_);
   }
 
-  TreeListing listing_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<DirJob> queue_;
+  int active_ = 0;
   std::set<InodeKey> seen_dirs_;
-  std::map<InodeKey, std::vector<Candidate>> files_;
-  std::deque<std::pair<fs::path, InodeKey>> deferred_dirs_;
+  std::vector<FileHit> hits_;
+  std::vector<std::pair<std::string, InodeKey>> symlinked_dirs_;
+  TreeListing listing_;
 };
 
 }  // namespace

@@ -1,0 +1,22 @@
+# Shared helpers for the bench scripts: timing and the runpatch binary.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+runpatch=${RUNPATCH:-$root/build/bin/runpatch}
+[[ -x $runpatch ]] || { echo "build runpatch first (./scripts/build)" >&2; exit 2; }
+
+# now_ns: monotonic-enough wall clock in nanoseconds.
+now_ns() { date +%s%N; }
+
+# time_best N CMD...: best wall time of N runs, in milliseconds (3 decimals).
+time_best() {
+  local n=$1; shift
+  local best=
+  for ((i = 0; i < n; i++)); do
+    local t0 t1
+    t0=$(now_ns); "$@" >/dev/null 2>&1 || true; t1=$(now_ns)
+    local ms=$(( (t1 - t0) / 1000 ))
+    [[ -z $best || $ms -lt $best ]] && best=$ms
+  done
+  printf '%d.%03d' $((best / 1000)) $((best % 1000))
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
