@@ -118,6 +118,28 @@ struct Dyn {
   typename E::Addr d_val;
 };
 
+// Symbols differ in field order between the classes.
+template <class E>
+struct Sym64 {
+  typename E::Word st_name;
+  uint8_t st_info;
+  uint8_t st_other;
+  typename E::Half st_shndx;
+  typename E::Xword st_value;
+  typename E::Xword st_size;
+};
+template <class E>
+struct Sym32 {
+  typename E::Word st_name;
+  typename E::Word st_value;
+  typename E::Word st_size;
+  uint8_t st_info;
+  uint8_t st_other;
+  typename E::Half st_shndx;
+};
+template <class E>
+using Sym = std::conditional_t<E::is64, Sym64<E>, Sym32<E>>;
+
 // Note header; the same 4-byte words in both classes.
 template <class E>
 struct Nhdr {
@@ -130,6 +152,7 @@ static_assert(sizeof(Ehdr<Elf64LE>) == 64 && sizeof(Ehdr<Elf32BE>) == 52);
 static_assert(sizeof(Phdr<Elf64LE>) == 56 && sizeof(Phdr<Elf32BE>) == 32);
 static_assert(sizeof(Shdr<Elf64LE>) == 64 && sizeof(Shdr<Elf32BE>) == 40);
 static_assert(sizeof(Dyn<Elf64LE>) == 16 && sizeof(Dyn<Elf32BE>) == 8);
+static_assert(sizeof(Sym<Elf64LE>) == 24 && sizeof(Sym<Elf32BE>) == 16);
 static_assert(alignof(Ehdr<Elf64LE>) == 1 && alignof(Phdr<Elf64BE>) == 1);
 
 // e_ident
@@ -152,8 +175,8 @@ inline constexpr uint32_t PT_GNU_EH_FRAME = 0x6474e550, PT_GNU_STACK = 0x6474e55
 inline constexpr uint32_t PF_X = 1, PF_W = 2, PF_R = 4;
 
 // sh_type
-inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_STRTAB = 3, SHT_DYNAMIC = 6,
-                          SHT_NOTE = 7, SHT_NOBITS = 8;
+inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_DYNAMIC = 6,
+                          SHT_NOTE = 7, SHT_NOBITS = 8, SHT_DYNSYM = 11;
 inline constexpr uint64_t SHF_WRITE = 1, SHF_ALLOC = 2;
 
 // d_tag

@@ -36,6 +36,7 @@ inline std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b) {
 template <class E>
 class ElfView {
  public:
+  using Target = E;
   using Ehdr = elf::Ehdr<E>;
   using Phdr = elf::Phdr<E>;
   using Shdr = elf::Shdr<E>;

@@ -1,0 +1,83 @@
+// Editing ELF files in place: runpath, interpreter, soname and needed entries.
+// Edits are planned in memory, then written so that a crash at any moment
+// leaves the old or the new file (see docs/editing.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runpatch/elf_info.hpp"
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+struct RunpathChange {
+  enum class Kind { Keep, Set, Remove };
+  Kind kind = Kind::Keep;
+  std::string value;  // for Set
+
+  static RunpathChange keep() { return {}; }
+  static RunpathChange set(std::string v) { return {Kind::Set, std::move(v)}; }
+  static RunpathChange remove() { return {Kind::Remove, {}}; }
+};
+
+// Computes the new runpath from what the file holds now (read in the same pass).
+using RunpathUpdate = std::function<Expected<RunpathChange>(const ElfInfo& current)>;
+
+struct EditRequest {
+  RunpathUpdate runpath;       // null: leave the runpath alone
+  bool force_rpath = false;    // write DT_RPATH (patchelf --force-rpath); default writes DT_RUNPATH
+  std::optional<std::string> interpreter;
+  std::optional<std::string> soname;
+  std::vector<std::string> add_needed;     // inserted first, in this order
+  std::vector<std::string> remove_needed;
+  std::vector<std::pair<std::string, std::string>> replace_needed;  // old -> new
+
+  bool empty() const {
+    return !runpath && !interpreter && !soname && add_needed.empty() && remove_needed.empty() &&
+           replace_needed.empty();
+  }
+};
+
+struct EditOptions {
+  std::optional<std::filesystem::path> output;  // write here instead of editing in place
+  std::optional<uint64_t> page_size;            // alignment of a new segment (default: largest p_align)
+  bool dry_run = false;                         // plan and report, write nothing
+};
+
+enum class EditStrategy {
+  Unchanged,  // the file already says what was asked
+  InPlace,    // strings and entries fit into the existing tables
+  Appended,   // new tables in a segment appended to the file
+};
+
+struct WrittenRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::string what;
+};
+
+struct EditOutcome {
+  EditStrategy strategy = EditStrategy::Unchanged;
+  std::string layout_note;  // how room was found (docs/editing.md names each way)
+  std::vector<WrittenRange> writes;
+  uint64_t old_size = 0;
+  uint64_t new_size = 0;
+  ElfInfo before;
+};
+
+std::string strategy_name(EditStrategy strategy);
+
+Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
+                                    const EditOptions& options = {});
+
+// Runpath string helpers (":"-separated lists).
+std::vector<std::string> split_runpath(const std::string& runpath);
+std::string join_runpath(const std::vector<std::string>& entries);
+
+}  // namespace runpatch

@@ -1,0 +1,26 @@
+// Runpath computations shared by the front ends: appending, prepending, and
+// patchelf's --shrink-rpath.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runpatch/edit.hpp"
+
+namespace runpatch {
+
+// RunpathUpdate that sets value.
+RunpathUpdate set_runpath_update(std::string value);
+RunpathUpdate remove_runpath_update();
+// Appends (or prepends) entries to the current runpath (DT_RUNPATH, else DT_RPATH).
+RunpathUpdate add_runpath_update(std::string entries, bool prepend);
+
+// patchelf --shrink-rpath: keeps relative entries ($ORIGIN/...), drops entries
+// outside allowed_prefixes (when given), and keeps an absolute directory only if
+// it holds a not-yet-found DT_NEEDED library of the same class and machine.
+RunpathUpdate shrink_runpath_update(std::vector<std::string> allowed_prefixes);
+
+// The runpath the loader would use: DT_RUNPATH, else DT_RPATH, else "".
+std::string effective_runpath(const ElfInfo& info);
+
+}  // namespace runpatch

@@ -1,0 +1,525 @@
+// Plans an edit of one ELF image: first tries to fit everything into the
+// existing tables, otherwise lays out a new segment at the end of the file.
+// Planning only reads the image; the writes come back as an EditPlan.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "editing/byte_buffer.hpp"
+#include "editing/dynamic_model.hpp"
+#include "editing/planned_write.hpp"
+#include "editing/string_space.hpp"
+
+namespace runpatch {
+
+template <class E>
+class EditPlanner {
+  using Ehdr = elf::Ehdr<E>;
+  using Phdr = elf::Phdr<E>;
+  using Shdr = elf::Shdr<E>;
+  using Dyn = elf::Dyn<E>;
+
+ public:
+  EditPlanner(const ElfView<E>& view, const ElfInfo& info, const EditOptions& options)
+      : view_(view), info_(info), options_(options) {}
+
+  Expected<EditPlan> plan(const EditRequest& request) {
+    RUNPATCH_TRY(auto table, read_dynamic(view_));
+    if (!table) return view_.error("statically linked (no dynamic section): nothing to edit");
+    if (!table->has_strtab) return view_.error("dynamic section has no string table");
+    table_ = *table;
+    RUNPATCH_TRY(original_, DynamicModel::load(view_, table_));
+    RUNPATCH_TRY(model_, apply(request));
+    RUNPATCH_CHECK(plan_interpreter(request));
+
+    EditPlan result;
+    result.new_size = view_.bytes().size();
+    if (!model_.any_changed(original_) && !interp_changed_) return result;
+    if (!interp_needs_room_) {
+      RUNPATCH_TRY(auto in_place, plan_in_place());
+      if (in_place) return std::move(*in_place);
+    }
+    return plan_appended_segment();
+  }
+
+ private:
+  Expected<DynamicModel> apply(const EditRequest& request) {
+    DynamicModel model = original_;
+    if (request.runpath) {
+      RUNPATCH_TRY(RunpathChange change, request.runpath(info_));
+      if (change.kind == RunpathChange::Kind::Set)
+        model.set_runpath(change.value, request.force_rpath ? elf::DT_RPATH : elf::DT_RUNPATH);
+      else if (change.kind == RunpathChange::Kind::Remove)
+        model.remove_runpath();
+    }
+    if (request.soname) model.set_soname(*request.soname);
+    for (const auto& [from, to] : request.replace_needed) model.replace_needed(from, to);
+    for (const auto& name : request.remove_needed) model.remove_needed(name);
+    model.add_needed(request.add_needed);
+    for (const auto& e : model.entries)
+      if (e.text && e.text->find('\0') != std::string::npos)
+        return view_.error("a new string contains a NUL byte");
+    return model;
+  }
+
+  Status plan_interpreter(const EditRequest& request) {
+    if (!request.interpreter || request.interpreter == info_.interpreter) return {};
+    interp_phdr_ = view_.find_phdr(elf::PT_INTERP);
+    if (!interp_phdr_) return view_.error("file has no interpreter (PT_INTERP) to replace");
+    interp_changed_ = true;
+    new_interp_ = *request.interpreter;
+    interp_needs_room_ = new_interp_.size() + 1 > uint64_t(interp_phdr_->p_filesz);
+    return {};
+  }
+
+  // ---- In place -----------------------------------------------------------
+
+  // Byte ranges the current file references, and those the new one still will.
+  struct StringUse {
+    std::vector<ByteRange> now;       // everything referenced before the edit
+    std::vector<ByteRange> survives;  // what stays referenced after it
+  };
+
+  Expected<std::optional<StringUse>> string_use() {
+    detail::StringRefCollector<E> refs(view_, table_);
+    auto symbols = refs.symbol_and_version_refs();
+    if (!symbols) return std::optional<StringUse>();  // cannot prove bytes free: append instead
+    StringUse use{*symbols, *symbols};
+    for (const auto& e : original_.entries)
+      if (e.text) use.now.push_back({e.value, e.value + e.text->size() + 1});
+    for (const auto& e : model_.entries)
+      if (e.text && !e.changed) use.survives.push_back({e.value, e.value + e.text->size() + 1});
+    return std::optional<StringUse>(std::move(use));
+  }
+
+  Expected<std::optional<EditPlan>> plan_in_place() {
+    if (model_.entries.size() + 1 > table_.slots.size()) return std::optional<EditPlan>();
+    RUNPATCH_TRY(auto use, string_use());
+    if (!use) return std::optional<EditPlan>();
+    DynamicModel placed = model_;
+    EditPlan plan;
+    plan.strategy = EditStrategy::InPlace;
+    plan.new_size = view_.bytes().size();
+    std::vector<uint8_t> strtab = copy_range(table_.strtab_offset, table_.strtab_size);
+    std::vector<uint8_t> original_strtab = strtab;
+
+    if (!model_.any_changed(original_)) {
+      plan.layout_note = "interpreter rewritten in place";
+    } else if (StringSpace unused(table_.strtab_size, use->now); place_strings(placed, unused, strtab)) {
+      // (a) New strings into bytes nothing references now; the dynamic table write commits.
+      plan.layout_note = "new strings in unused bytes of the string table";
+      add_string_writes(plan, WritePhase::Prepare, original_strtab, strtab);
+      add_dynamic_write(plan, placed, WritePhase::Commit);
+    } else if (auto single = single_string_rewrite()) {
+      // (b) One string rewritten over its own bytes (and free bytes after it): that write commits.
+      placed = model_;
+      strtab = original_strtab;
+      auto& entry = placed.entries[*single];
+      uint64_t at = original_.entries[*single].value;
+      StringSpace reusable(table_.strtab_size, use->survives);
+      if (!reusable.claim(at, entry.text->size() + 1)) return std::optional<EditPlan>();
+      std::memcpy(strtab.data() + at, entry.text->c_str(), entry.text->size() + 1);
+      entry.value = at;
+      plan.layout_note = "string rewritten over its own bytes";
+      add_string_writes(plan, WritePhase::Commit, original_strtab, strtab);
+    } else {
+      return std::optional<EditPlan>();
+    }
+    if (interp_changed_) add_interp_write(plan, WritePhase::Commit);
+    add_cleanup(plan, placed, *use, strtab);
+    return std::optional<EditPlan>(std::move(plan));
+  }
+
+  // Index of the only changed entry when the edit is "this one string, same place in the table".
+  std::optional<size_t> single_string_rewrite() const {
+    if (model_.entries.size() != original_.entries.size()) return std::nullopt;
+    std::optional<size_t> only;
+    for (size_t i = 0; i < model_.entries.size(); ++i) {
+      const auto& now = model_.entries[i];
+      const auto& before = original_.entries[i];
+      if (!now.changed) continue;
+      if (only || now.tag != before.tag || !before.text) return std::nullopt;
+      only = i;
+    }
+    return only;
+  }
+
+  // Gives every changed string an offset in space and copies it into strtab.
+  bool place_strings(DynamicModel& model, StringSpace& space, std::vector<uint8_t>& strtab) const {
+    std::map<std::string, uint64_t> placed;
+    for (auto& e : model.entries) {
+      if (!e.changed || !e.text) continue;
+      if (auto it = placed.find(*e.text); it != placed.end()) {
+        e.value = it->second;
+        continue;
+      }
+      auto at = space.allocate(e.text->size() + 1);
+      if (!at) return false;
+      std::memcpy(strtab.data() + *at, e.text->c_str(), e.text->size() + 1);
+      e.value = *at;
+      placed[*e.text] = *at;
+    }
+    return true;
+  }
+
+  // One write covering every byte that differs (they are few and close together).
+  void add_string_writes(EditPlan& plan, WritePhase phase, const std::vector<uint8_t>& before,
+                         const std::vector<uint8_t>& after) const {
+    size_t first = before.size(), last = 0;
+    for (size_t i = 0; i < before.size(); ++i)
+      if (before[i] != after[i]) first = std::min(first, i), last = i + 1;
+    if (first >= last) return;
+    plan.writes.push_back({phase, table_.strtab_offset + first,
+                           std::vector<uint8_t>(after.begin() + first, after.begin() + last), "dynamic strings"});
+  }
+
+  void add_dynamic_write(EditPlan& plan, const DynamicModel& model, WritePhase phase) const {
+    size_t count = std::max(model.entries.size(), original_.entries.size()) + 1;
+    std::vector<uint8_t> bytes = serialize_dynamic(model, count);
+    plan.writes.push_back({phase, table_.offset, std::move(bytes), "dynamic section"});
+  }
+
+  void add_interp_write(EditPlan& plan, WritePhase phase) const {
+    std::vector<uint8_t> bytes(uint64_t(interp_phdr_->p_filesz), 0);
+    std::memcpy(bytes.data(), new_interp_.data(), new_interp_.size());
+    plan.writes.push_back({phase, uint64_t(interp_phdr_->p_offset), std::move(bytes), "interpreter"});
+  }
+
+  // After the commit, zero the old strings no one references any more.
+  void add_cleanup(EditPlan& plan, const DynamicModel& placed, const StringUse& use,
+                   const std::vector<uint8_t>& strtab) const {
+    std::vector<ByteRange> live = use.survives;
+    for (const auto& e : placed.entries)
+      if (e.text) live.push_back({e.value, e.value + e.text->size() + 1});
+    std::vector<uint8_t> cleaned = strtab;
+    for (const auto& e : original_.entries) {
+      if (!e.text) continue;
+      for (uint64_t b = e.value; b < e.value + e.text->size() + 1; ++b) {
+        bool referenced = std::any_of(live.begin(), live.end(), [&](const ByteRange& r) { return b >= r.begin && b < r.end; });
+        if (!referenced) cleaned[b] = 0;
+      }
+    }
+    add_string_writes(plan, WritePhase::Cleanup, strtab, cleaned);
+  }
+
+  std::vector<uint8_t> serialize_dynamic(const DynamicModel& model, size_t slots) const {
+    std::vector<uint8_t> bytes(slots * sizeof(Dyn), 0);
+    for (size_t i = 0; i < model.entries.size(); ++i) {
+      auto* d = struct_at<Dyn>(bytes, i * sizeof(Dyn));
+      d->d_tag = model.entries[i].tag;
+      d->d_val = model.entries[i].value;
+    }
+    return bytes;
+  }
+
+  std::vector<uint8_t> copy_range(uint64_t off, uint64_t size) const {
+    auto b = view_.bytes().subspan(off, size);
+    return {b.begin(), b.end()};
+  }
+
+  // ---- Appended segment ---------------------------------------------------
+
+  static constexpr uint64_t kMinPage = 0x1000;
+  static constexpr uint64_t kSpareDynamicSlots = 4;
+  static constexpr uint64_t kMinStringSlack = 256;
+
+  uint64_t page_size() const {
+    if (options_.page_size) return *options_.page_size;
+    uint64_t page = kMinPage;
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_type == elf::PT_LOAD) page = std::max<uint64_t>(page, ph.p_align);
+    return page;
+  }
+
+  // A segment an earlier runpatch edit appended: the last PT_LOAD, starting
+  // exactly at the dynamic string table and holding the dynamic section.
+  std::optional<size_t> earlier_runpatch_segment() const {
+    auto phdrs = view_.phdrs();
+    std::optional<size_t> last;
+    size_t loads = 0;
+    for (size_t i = 0; i < phdrs.size(); ++i)
+      if (phdrs[i].p_type == elf::PT_LOAD) last = i, ++loads;
+    if (!last || loads < 2) return std::nullopt;
+    const Phdr& ph = phdrs[*last];
+    uint64_t begin = ph.p_offset, end = begin + uint64_t(ph.p_filesz);
+    if (begin != table_.strtab_offset || table_.offset < begin || table_.offset >= end) return std::nullopt;
+    return last;
+  }
+
+  bool covers(const Phdr& segment, uint64_t off, uint64_t size) const {
+    return off >= segment.p_offset && off + size <= uint64_t(segment.p_offset) + uint64_t(segment.p_filesz);
+  }
+
+  Expected<EditPlan> plan_appended_segment() {
+    const Ehdr& eh = view_.ehdr();
+    std::vector<Phdr> phdrs(view_.phdrs().begin(), view_.phdrs().end());
+    uint64_t page = page_size();
+    uint64_t old_size = view_.bytes().size();
+    uint64_t phoff = eh.e_phoff;
+    uint64_t phdr_table_size = phdrs.size() * sizeof(Phdr);
+
+    // Room for the new PT_LOAD entry (docs/editing.md lists the ways in order).
+    std::string note;
+    bool move_phdrs = false;
+    std::optional<size_t> earlier = earlier_runpatch_segment();
+    std::optional<Phdr> earlier_segment;
+    if (earlier) {
+      earlier_segment = phdrs[*earlier];
+      phdrs.erase(phdrs.begin() + *earlier);
+      note = "replaced the segment of an earlier edit";
+    } else if (auto slot = find_slot(phdrs, note)) {
+      phdrs.erase(phdrs.begin() + *slot);
+    } else {
+      move_phdrs = true;
+      note = "moved the program header table into the new segment";
+    }
+    // Whatever lived in an earlier runpatch segment must move again.
+    bool interp_in_earlier = false;
+    if (earlier_segment) {
+      if (covers(*earlier_segment, phoff, phdr_table_size)) move_phdrs = true;
+      if (const Phdr* interp = view_.find_phdr(elf::PT_INTERP); interp && covers(*earlier_segment, interp->p_offset, interp->p_filesz))
+        interp_in_earlier = true;
+    }
+    bool move_interp = interp_needs_room_ || interp_in_earlier;
+    std::string interp_text = interp_changed_ ? new_interp_ : info_.interpreter.value_or("");
+
+    // Insert the new PT_LOAD after the last PT_LOAD: loaders size the mapping from first to last.
+    size_t insert_at = 0;
+    for (size_t i = 0; i < phdrs.size(); ++i)
+      if (phdrs[i].p_type == elf::PT_LOAD) insert_at = i + 1;
+    phdrs.insert(phdrs.begin() + insert_at, Phdr{});
+    Phdr& load = phdrs[insert_at];
+    if (phdrs.size() >= elf::PN_XNUM) return view_.error("too many program headers to add one");
+
+    // New string table: the old one copied whole (every offset stays valid), then new strings, then slack.
+    DynamicModel placed = model_;
+    std::vector<uint8_t> strtab = copy_range(table_.strtab_offset, table_.strtab_size);
+    std::map<std::string, uint64_t> offsets;
+    uint64_t added = 0;
+    auto add_string = [&](const std::string& s) {
+      if (offsets.count(s)) return;
+      offsets[s] = strtab.size();
+      strtab.insert(strtab.end(), s.begin(), s.end());
+      strtab.push_back(0);
+      added += s.size() + 1;
+    };
+    // Runpath strings last, so that later edits of them can grow into the slack in place.
+    for (const auto& e : placed.entries)
+      if (e.changed && e.text && !DynamicModel::is_runpath_entry(e)) add_string(*e.text);
+    for (const auto& e : placed.entries)
+      if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) add_string(*e.text);
+    strtab.resize(strtab.size() + std::max(kMinStringSlack, added), 0);
+    for (auto& e : placed.entries)
+      if (e.changed && e.text) e.value = offsets[*e.text];
+
+    // Segment layout: strings, dynamic section, interpreter, program headers.
+    uint64_t dyn_rel = align_up(strtab.size(), 16);
+    uint64_t dyn_slots = placed.entries.size() + 1 + kSpareDynamicSlots;
+    uint64_t interp_rel = dyn_rel + dyn_slots * sizeof(Dyn);
+    uint64_t phdr_rel = align_up(interp_rel + (move_interp ? interp_text.size() + 1 : 0), 16);
+    uint64_t seg_size = move_phdrs ? phdr_rel + phdrs.size() * sizeof(Phdr) : phdr_rel;
+
+    // Placement: vaddr ≡ offset (mod page), above every segment, and never below its
+    // offset (qemu-user). Executables whose program headers move keep the first
+    // PT_LOAD's vaddr-offset delta, as older kernels derive AT_PHDR from it.
+    uint64_t max_end = 0;
+    const Phdr* first_load = nullptr;
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_type == elf::PT_LOAD && (!earlier_segment || ph.p_offset != earlier_segment->p_offset)) {
+        max_end = std::max<uint64_t>(max_end, uint64_t(ph.p_vaddr) + uint64_t(ph.p_memsz));
+        if (!first_load) first_load = &ph;
+      }
+    uint64_t base = align_up(max_end, page);
+    uint64_t seg_off = align_up(old_size, 16);
+    auto delta_for = [&](uint64_t off) { return base > align_down(off, page) ? base - align_down(off, page) : 0; };
+    uint64_t delta = delta_for(seg_off);
+    bool needs_congruence = move_phdrs && (view_.find_phdr(elf::PT_PHDR) || info_.is_executable());
+    if (needs_congruence && first_load) {
+      uint64_t delta0 = uint64_t(first_load->p_vaddr) - uint64_t(first_load->p_offset);
+      if (delta0 % page != 0 || uint64_t(first_load->p_vaddr) < uint64_t(first_load->p_offset))
+        return view_.error("cannot move the program headers: first PT_LOAD is not page-congruent");
+      if (delta > delta0) seg_off += delta - delta0;  // a hole, so that offset + delta0 clears the image
+      delta = delta0;
+    }
+    uint64_t seg_vaddr = seg_off + delta;
+
+    load.p_type = elf::PT_LOAD;
+    load.p_flags = elf::PF_R | elf::PF_W;  // the loader may write DT_DEBUG and relocate the table
+    load.p_offset = seg_off;
+    load.p_vaddr = seg_vaddr;
+    load.p_paddr = seg_vaddr;
+    load.p_filesz = seg_size;
+    load.p_memsz = seg_size;
+    load.p_align = page;
+
+    for (auto& e : placed.entries) {
+      if (e.tag == elf::DT_STRTAB) e.value = seg_vaddr;
+      if (e.tag == elf::DT_STRSZ) e.value = strtab.size();
+      if (e.tag == kDtMipsRldMapRel) {
+        // Relative to its own entry's address, which moves with the table.
+        uint64_t index = &e - placed.entries.data();
+        uint64_t old_addr = dynamic_vaddr() + index * sizeof(Dyn);
+        e.value = e.value + old_addr - (seg_vaddr + dyn_rel + index * sizeof(Dyn));
+      }
+    }
+
+    for (auto& ph : phdrs) {
+      if (ph.p_type == elf::PT_DYNAMIC) {
+        ph.p_offset = seg_off + dyn_rel;
+        ph.p_vaddr = seg_vaddr + dyn_rel;
+        ph.p_paddr = seg_vaddr + dyn_rel;
+        ph.p_filesz = dyn_slots * sizeof(Dyn);
+        ph.p_memsz = dyn_slots * sizeof(Dyn);
+      } else if (ph.p_type == elf::PT_INTERP && move_interp) {
+        ph.p_offset = seg_off + interp_rel;
+        ph.p_vaddr = seg_vaddr + interp_rel;
+        ph.p_paddr = seg_vaddr + interp_rel;
+        ph.p_filesz = interp_text.size() + 1;
+        ph.p_memsz = interp_text.size() + 1;
+      } else if (ph.p_type == elf::PT_PHDR && move_phdrs) {
+        ph.p_offset = seg_off + phdr_rel;
+        ph.p_vaddr = seg_vaddr + phdr_rel;
+        ph.p_paddr = seg_vaddr + phdr_rel;
+        ph.p_filesz = phdrs.size() * sizeof(Phdr);
+        ph.p_memsz = phdrs.size() * sizeof(Phdr);
+      }
+    }
+
+    // The appended bytes: padding, segment, then a copy of the section headers.
+    std::vector<uint8_t> tail(seg_off - old_size + seg_size, 0);
+    uint64_t seg_at = seg_off - old_size;
+    std::memcpy(tail.data() + seg_at, strtab.data(), strtab.size());
+    auto dyn_bytes = serialize_dynamic(placed, dyn_slots);
+    std::memcpy(tail.data() + seg_at + dyn_rel, dyn_bytes.data(), dyn_bytes.size());
+    if (move_interp) std::memcpy(tail.data() + seg_at + interp_rel, interp_text.c_str(), interp_text.size() + 1);
+    if (move_phdrs) std::memcpy(tail.data() + seg_at + phdr_rel, phdrs.data(), phdrs.size() * sizeof(Phdr));
+
+    std::vector<uint8_t> header = copy_range(0, sizeof(Ehdr));
+    auto* new_eh = struct_at<Ehdr>(header, 0);
+    if (!view_.shdrs().empty()) {
+      uint64_t shoff = align_up(old_size + tail.size(), 8);
+      tail.resize(shoff - old_size, 0);
+      std::vector<Shdr> shdrs(view_.shdrs().begin(), view_.shdrs().end());
+      update_sections(shdrs, seg_off, seg_vaddr, dyn_rel, dyn_slots, strtab.size(), move_interp, interp_rel,
+                      interp_text.size() + 1);
+      auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
+      tail.insert(tail.end(), sh_bytes.begin(), sh_bytes.end());
+      new_eh->e_shoff = shoff;
+    }
+    if (view_.ehdr().e_phnum != elf::PN_XNUM) new_eh->e_phnum = static_cast<uint16_t>(phdrs.size());
+    else return view_.error("extended program header numbering (PN_XNUM) cannot grow");
+
+    EditPlan plan;
+    plan.strategy = EditStrategy::Appended;
+    plan.layout_note = note;
+    plan.new_size = old_size + tail.size();
+    plan.writes.push_back({WritePhase::Prepare, old_size, std::move(tail), "appended segment"});
+    if (move_phdrs) {
+      new_eh->e_phoff = seg_off + phdr_rel;
+      plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF header"});
+    } else {
+      auto table = bytes_of(std::span<const Phdr>(phdrs));
+      if (phoff == sizeof(Ehdr)) {
+        // Header and program headers are adjacent: one write switches the file.
+        header.insert(header.end(), table.begin(), table.end());
+        plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF and program headers"});
+      } else {
+        plan.writes.push_back({WritePhase::Commit, phoff, std::move(table), "program headers"});
+        plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF header"});
+      }
+    }
+    add_dynamic_symbol_updates(plan, seg_vaddr + dyn_rel);
+    return plan;
+  }
+
+  // Symbol tables name the dynamic section as _DYNAMIC; keep them pointing at it
+  // so that debuggers and eu-elflint agree with PT_DYNAMIC. Only tools read these.
+  void add_dynamic_symbol_updates(EditPlan& plan, uint64_t new_vaddr) const {
+    using Sym = elf::Sym<E>;
+    uint64_t old_vaddr = dynamic_vaddr();
+    auto shdrs = view_.shdrs();
+    for (const auto& sh : shdrs) {
+      if ((sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM) || sh.sh_entsize != sizeof(Sym) ||
+          sh.sh_link >= shdrs.size())
+        continue;
+      const auto& strtab = shdrs[sh.sh_link];
+      auto symbols = view_.template table_at<Sym>(sh.sh_offset, uint64_t(sh.sh_size) / sizeof(Sym), "symbol table");
+      if (!symbols || !view_.in_file(strtab.sh_offset, strtab.sh_size)) continue;
+      for (size_t i = 0; i < symbols->size(); ++i) {
+        const Sym& sym = (*symbols)[i];
+        if (sym.st_value != old_vaddr) continue;
+        auto name = view_.string_at(strtab.sh_offset, strtab.sh_size, sym.st_name, "symbol");
+        if (!name || *name != "_DYNAMIC") continue;
+        Sym updated = sym;
+        updated.st_value = new_vaddr;
+        std::vector<uint8_t> bytes(sizeof(Sym));
+        std::memcpy(bytes.data(), &updated, sizeof(Sym));
+        plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + i * sizeof(Sym), std::move(bytes),
+                               "_DYNAMIC symbol"});
+      }
+    }
+  }
+
+  static constexpr uint64_t kDtMipsRldMapRel = 0x70000035;
+
+  uint64_t dynamic_vaddr() const {
+    const Phdr* ph = view_.find_phdr(elf::PT_DYNAMIC);
+    return ph ? uint64_t(ph->p_vaddr) : 0;
+  }
+
+  // A program header entry that can become the new PT_LOAD without loss.
+  std::optional<size_t> find_slot(const std::vector<Phdr>& phdrs, std::string& note) const {
+    for (size_t i = 0; i < phdrs.size(); ++i)
+      if (phdrs[i].p_type == elf::PT_NULL) {
+        note = "reused a PT_NULL program header";
+        return i;
+      }
+    // x86-64 and aarch64 linkers describe .note.gnu.property twice: PT_NOTE and PT_GNU_PROPERTY.
+    const Phdr* property = view_.find_phdr(elf::PT_GNU_PROPERTY);
+    if (property)
+      for (size_t i = 0; i < phdrs.size(); ++i)
+        if (phdrs[i].p_type == elf::PT_NOTE && phdrs[i].p_offset == property->p_offset &&
+            phdrs[i].p_filesz == property->p_filesz) {
+          note = "reused the PT_NOTE that duplicates PT_GNU_PROPERTY";
+          return i;
+        }
+    return std::nullopt;
+  }
+
+  void update_sections(std::vector<Shdr>& shdrs, uint64_t seg_off, uint64_t seg_vaddr, uint64_t dyn_rel,
+                       uint64_t dyn_slots, uint64_t strsz, bool move_interp, uint64_t interp_rel,
+                       uint64_t interp_size) const {
+    const Phdr* interp = view_.find_phdr(elf::PT_INTERP);
+    for (auto& sh : shdrs) {
+      if (sh.sh_type == elf::SHT_DYNAMIC && sh.sh_offset == table_.offset) {
+        sh.sh_offset = seg_off + dyn_rel;
+        sh.sh_addr = seg_vaddr + dyn_rel;
+        sh.sh_size = dyn_slots * sizeof(Dyn);
+      } else if (sh.sh_type == elf::SHT_STRTAB && (sh.sh_flags & elf::SHF_ALLOC) && sh.sh_offset == table_.strtab_offset) {
+        sh.sh_offset = seg_off;
+        sh.sh_addr = seg_vaddr;
+        sh.sh_size = strsz;
+      } else if (move_interp && interp && sh.sh_type == elf::SHT_PROGBITS && sh.sh_offset == interp->p_offset &&
+                 (sh.sh_flags & elf::SHF_ALLOC)) {
+        sh.sh_offset = seg_off + interp_rel;
+        sh.sh_addr = seg_vaddr + interp_rel;
+        sh.sh_size = interp_size;
+      }
+    }
+  }
+
+  const ElfView<E>& view_;
+  const ElfInfo& info_;
+  const EditOptions& options_;
+  DynamicTable<E> table_;
+  DynamicModel original_;
+  DynamicModel model_;
+  const Phdr* interp_phdr_ = nullptr;
+  bool interp_changed_ = false;
+  bool interp_needs_room_ = false;
+  std::string new_interp_;
+};
+
+}  // namespace runpatch

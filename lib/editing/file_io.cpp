@@ -1,0 +1,110 @@
+#include "editing/file_io.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace runpatch {
+
+namespace {
+
+std::string errno_text(const char* action, int err) {
+  if (err == ETXTBSY) return std::string(action) + ": the file is a running program (text file busy)";
+  return std::string(action) + ": " + std::strerror(err);
+}
+
+Status write_all(int fd, const std::string& path, uint64_t offset, const std::vector<uint8_t>& bytes, const std::string& what) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error(path, errno_text(("cannot write " + what).c_str(), n < 0 ? errno : ENOSPC), offset + done);
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+Status sync(int fd, const std::string& path) {
+  if (::fdatasync(fd) != 0) return make_error(path, errno_text("cannot sync", errno));
+  return {};
+}
+
+}  // namespace
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<UniqueFd> open_for_edit(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (fd.get() < 0) return make_error(path, errno_text("cannot open for writing", errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
+  while (::flock(fd.get(), LOCK_EX) != 0)
+    if (errno != EINTR) return make_error(path, errno_text("cannot lock", errno));
+  return fd;
+}
+
+Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& src, const std::string& dest) {
+  UniqueFd in(::open(src.c_str(), O_RDONLY | O_CLOEXEC));
+  if (in.get() < 0) return make_error(src, errno_text("cannot open", errno));
+  struct stat st {};
+  if (::fstat(in.get(), &st) != 0) return make_error(src, errno_text("cannot stat", errno));
+  std::string temp;
+  UniqueFd out;
+  std::random_device random;
+  for (int attempt = 0; attempt < 100 && out.get() < 0; ++attempt) {
+    temp = dest + ".runpatch-" + std::to_string(random());
+    out = UniqueFd(::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777));
+    if (out.get() < 0 && errno != EEXIST) return make_error(dest, errno_text("cannot create", errno));
+  }
+  if (out.get() < 0) return make_error(dest, "cannot create a temporary file next to it");
+  // copy_file_range lets the kernel (or a reflink-capable filesystem) do the copy.
+  for (off_t left = st.st_size; left > 0;) {
+    ssize_t n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, static_cast<size_t>(left), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      ::unlink(temp.c_str());
+      return make_error(dest, errno_text("cannot copy", err));
+    }
+    left -= n;
+  }
+  ::fchmod(out.get(), st.st_mode & 07777);  // umask must not narrow the mode
+  return std::make_pair(std::move(out), temp);
+}
+
+Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size) {
+  bool appended = false;
+  for (const auto& w : plan.writes) {
+    if (w.phase != WritePhase::Prepare) continue;
+    if (auto status = write_all(fd, path, w.offset, w.bytes, w.what); !status) {
+      // Nothing references prepared bytes yet: cut them off and the file is as it was.
+      if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0) {}
+      return status;
+    }
+    appended = appended || w.offset + w.bytes.size() > old_size;
+  }
+  // Appended data must be durable before any header points at it.
+  if (appended) RUNPATCH_CHECK(sync(fd, path));
+  for (auto phase : {WritePhase::Commit, WritePhase::Cleanup}) {
+    for (const auto& w : plan.writes)
+      if (w.phase == phase) RUNPATCH_CHECK(write_all(fd, path, w.offset, w.bytes, w.what));
+  }
+  return sync(fd, path);
+}
+
+}  // namespace runpatch

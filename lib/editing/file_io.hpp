@@ -1,0 +1,43 @@
+// File handling for edits: opening with a lock, copying for --output, and
+// applying planned writes in crash-safe order.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "editing/planned_write.hpp"
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd = -1) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// Opens path read-write and takes an exclusive advisory lock: two runpatch
+// processes editing one file serialize instead of interleaving.
+Expected<UniqueFd> open_for_edit(const std::string& path);
+
+// Creates a temporary file next to dest with src's mode and contents.
+Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& src, const std::string& dest);
+
+// Prepare writes, sync, the commit, sync, cleanup, sync. A failed prepare
+// truncates the file back to old_size, so it is byte-identical to before.
+Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size);
+
+}  // namespace runpatch

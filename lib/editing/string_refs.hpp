@@ -1,0 +1,169 @@
+// Everything that points into the dynamic string table: string-valued dynamic
+// tags, dynamic symbol names and symbol-version names. Bytes no reference
+// covers are free to reuse; linkers tail-merge strings, so a reference covers
+// [offset, end of its string], which may overlap another reference.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "reading/dynamic_table.hpp"
+
+namespace runpatch {
+
+struct ByteRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;  // exclusive
+};
+
+inline bool is_string_tag(uint64_t tag) {
+  switch (tag) {
+    case elf::DT_NEEDED: case elf::DT_SONAME: case elf::DT_RPATH: case elf::DT_RUNPATH:
+    case 0x7ffffffd /*DT_AUXILIARY*/: case 0x7ffffffe /*DT_USED*/: case 0x7fffffff /*DT_FILTER*/:
+    case 0x6ffffefa /*DT_CONFIG*/: case 0x6ffffefb /*DT_DEPAUDIT*/: case 0x6ffffefc /*DT_AUDIT*/:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace detail {
+
+inline constexpr uint64_t DT_HASH = 4, DT_SYMTAB = 6, DT_SYMENT = 11, DT_GNU_HASH = 0x6ffffef5,
+                          DT_VERDEF = 0x6ffffffc, DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe,
+                          DT_VERNEEDNUM = 0x6fffffff;
+inline constexpr uint32_t SHT_DYNSYM = 11;
+// Guards against looping forever on corrupt version chains.
+inline constexpr uint64_t kMaxVersionEntries = 1 << 16;
+
+template <class E>
+class StringRefCollector {
+ public:
+  StringRefCollector(const ElfView<E>& view, const DynamicTable<E>& table) : view_(view), table_(table) {}
+
+  // Ranges covered by symbols and versions (not dynamic tags: the caller decides which of those survive).
+  Expected<std::vector<ByteRange>> symbol_and_version_refs() {
+    RUNPATCH_CHECK(add_symbols());
+    RUNPATCH_CHECK(add_verneed());
+    RUNPATCH_CHECK(add_verdef());
+    return std::move(refs_);
+  }
+
+  // The range a string index covers, including its NUL.
+  Expected<ByteRange> range_of(uint64_t index, const char* what) const {
+    RUNPATCH_TRY(auto text, dynamic_string(view_, table_, index, what));
+    return ByteRange{index, index + text.size() + 1};
+  }
+
+ private:
+  Status add(uint64_t index, const char* what) {
+    RUNPATCH_TRY(ByteRange r, range_of(index, what));
+    refs_.push_back(r);
+    return {};
+  }
+
+  Expected<uint64_t> symbol_count(uint64_t symtab_vaddr) {
+    // Section headers give the count directly; stripped files need the hash tables.
+    for (const auto& sh : view_.shdrs())
+      if (sh.sh_type == SHT_DYNSYM && sh.sh_addr == symtab_vaddr && sh.sh_entsize)
+        return uint64_t(sh.sh_size) / uint64_t(sh.sh_entsize);
+    if (auto hash = table_.find(DT_HASH)) {
+      RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*hash, 8, "DT_HASH table"));
+      RUNPATCH_TRY(auto words, view_.template table_at<typename E::Word>(off, 2, "DT_HASH table"));
+      return uint64_t(words[1]);  // nchain == number of symbols
+    }
+    // DT_GNU_HASH omits unhashed (e.g. undefined) symbols, so it gives only a
+    // lower bound; the next table after DT_SYMTAB gives an upper one. Using the
+    // upper bound errs on the safe side: more bytes count as referenced.
+    uint64_t entsize = table_.find(DT_SYMENT).value_or(E::is64 ? 24 : 16);
+    std::optional<uint64_t> next;
+    for (const auto& d : table_.entries()) {
+      uint64_t tag = d.d_tag, addr = d.d_val;
+      bool is_address = tag == elf::DT_STRTAB || tag == DT_GNU_HASH || tag == DT_VERNEED || tag == DT_VERDEF ||
+                        tag == 0x6ffffff0 /*DT_VERSYM*/ || tag == 7 /*DT_RELA*/ || tag == 17 /*DT_REL*/ ||
+                        tag == 23 /*DT_JMPREL*/ || tag == 36 /*DT_RELR*/;
+      if (is_address && addr > symtab_vaddr && (!next || addr < *next)) next = addr;
+    }
+    if (!next) return view_.error("cannot count dynamic symbols: no section headers, DT_HASH or following table");
+    return (*next - symtab_vaddr) / entsize;
+  }
+
+  Status add_symbols() {
+    auto symtab = table_.find(DT_SYMTAB);
+    if (!symtab) return {};
+    uint64_t entsize = table_.find(DT_SYMENT).value_or(E::is64 ? 24 : 16);
+    RUNPATCH_TRY(uint64_t count, symbol_count(*symtab));
+    RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*symtab, count * entsize, "dynamic symbol table"));
+    for (uint64_t i = 0; i < count; ++i) {
+      // st_name is the first word of a symbol in both classes.
+      RUNPATCH_TRY(auto name, view_.template table_at<typename E::Word>(off + i * entsize, 1, "dynamic symbol"));
+      if (name[0] != 0) RUNPATCH_CHECK(add(name[0], "symbol name"));
+    }
+    return {};
+  }
+
+  // Elf_Verneed: vn_version(2) vn_cnt(2) vn_file(4) vn_aux(4) vn_next(4); Elf_Vernaux:
+  // vna_hash(4) vna_flags(2) vna_other(2) vna_name(4) vna_next(4).
+  Status add_verneed() {
+    auto vaddr = table_.find(DT_VERNEED);
+    if (!vaddr) return {};
+    uint64_t count = table_.find(DT_VERNEEDNUM).value_or(0);
+    RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*vaddr, 16, "version needs"));
+    for (uint64_t n = 0; n < count && n < kMaxVersionEntries; ++n) {
+      RUNPATCH_TRY(auto vn, words(off, 4));
+      uint16_t cnt = half(off + 2);
+      RUNPATCH_CHECK(add(vn[1], "version need file"));
+      uint64_t aux = off + vn[2];
+      for (uint16_t a = 0; a < cnt; ++a) {
+        RUNPATCH_TRY(auto vna, words(aux, 4));
+        RUNPATCH_CHECK(add(vna[2], "version need name"));
+        if (vna[3] == 0) break;
+        aux += vna[3];
+      }
+      if (vn[3] == 0) break;
+      off += vn[3];
+    }
+    return {};
+  }
+
+  // Elf_Verdef: vd_version(2) vd_flags(2) vd_ndx(2) vd_cnt(2) vd_hash(4) vd_aux(4) vd_next(4);
+  // Elf_Verdaux: vda_name(4) vda_next(4).
+  Status add_verdef() {
+    auto vaddr = table_.find(DT_VERDEF);
+    if (!vaddr) return {};
+    uint64_t count = table_.find(DT_VERDEFNUM).value_or(0);
+    RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*vaddr, 20, "version definitions"));
+    for (uint64_t n = 0; n < count && n < kMaxVersionEntries; ++n) {
+      RUNPATCH_TRY(auto vd, words(off, 5));
+      uint16_t cnt = half(off + 6);
+      uint64_t aux = off + vd[3];
+      for (uint16_t a = 0; a < cnt; ++a) {
+        RUNPATCH_TRY(auto vda, words(aux, 2));
+        RUNPATCH_CHECK(add(vda[0], "version definition name"));
+        if (vda[1] == 0) break;
+        aux += vda[1];
+      }
+      if (vd[4] == 0) break;
+      off += vd[4];
+    }
+    return {};
+  }
+
+  Expected<std::span<const typename E::Word>> words(uint64_t off, uint64_t n) {
+    return view_.template table_at<typename E::Word>(off, n, "version entry");
+  }
+  uint16_t half(uint64_t off) {  // callers have bounds-checked the enclosing words
+    return *reinterpret_cast<const typename E::Half*>(view_.bytes().data() + off);
+  }
+
+  const ElfView<E>& view_;
+  const DynamicTable<E>& table_;
+  std::vector<ByteRange> refs_;
+};
+
+}  // namespace detail
+
+}  // namespace runpatch

@@ -1,0 +1,27 @@
+// Finds room for new strings inside an existing string table: the bytes that
+// no surviving reference covers (byte 0, the empty string, always stays).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "editing/string_refs.hpp"
+
+namespace runpatch {
+
+class StringSpace {
+ public:
+  StringSpace(uint64_t table_size, std::vector<ByteRange> used);
+
+  // Reserves len bytes (the string and its NUL) and returns their offset.
+  std::optional<uint64_t> allocate(uint64_t len);
+
+  // Reserves [at, at+len) if all of it is free.
+  bool claim(uint64_t at, uint64_t len);
+
+ private:
+  std::vector<ByteRange> free_;  // sorted, disjoint
+};
+
+}  // namespace runpatch
