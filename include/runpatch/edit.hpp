@@ -48,6 +48,8 @@ struct EditOptions {
   std::optional<std::filesystem::path> output;  // write here instead of editing in place
   std::optional<uint64_t> page_size;            // alignment of a new segment (default: largest p_align)
   bool dry_run = false;                         // plan and report, write nothing
+  // Testing only: perform this many of the planned writes, then stop as if killed.
+  std::optional<size_t> stop_after_writes;
 };
 
 enum class EditStrategy {

@@ -233,8 +233,8 @@ class EditPlanner {
     return page;
   }
 
-  // A segment an earlier runpatch edit appended: the last PT_LOAD, starting
-  // exactly at the dynamic string table and holding the dynamic section.
+  // A segment an earlier runpatch edit appended: the last PT_LOAD, holding the
+  // dynamic strings and section, and starting with them or the program headers.
   std::optional<size_t> earlier_runpatch_segment() const {
     auto phdrs = view_.phdrs();
     std::optional<size_t> last;
@@ -244,7 +244,10 @@ class EditPlanner {
     if (!last || loads < 2) return std::nullopt;
     const Phdr& ph = phdrs[*last];
     uint64_t begin = ph.p_offset, end = begin + uint64_t(ph.p_filesz);
-    if (begin != table_.strtab_offset || table_.offset < begin || table_.offset >= end) return std::nullopt;
+    bool starts_like_ours = begin == table_.strtab_offset || begin == uint64_t(view_.ehdr().e_phoff);
+    if (!starts_like_ours || table_.strtab_offset < begin || table_.strtab_offset >= end || table_.offset < begin ||
+        table_.offset >= end)
+      return std::nullopt;
     return last;
   }
 
@@ -263,6 +266,9 @@ class EditPlanner {
     // Room for the new PT_LOAD entry (docs/editing.md lists the ways in order).
     std::string note;
     bool move_phdrs = false;
+    bool grow_in_place = false;  // the table gains an entry where it is
+    bool evacuated_interp = false;
+    std::vector<CarriedRange> carried;  // notes that move into the new segment unchanged
     std::optional<size_t> earlier = earlier_runpatch_segment();
     std::optional<Phdr> earlier_segment;
     if (earlier) {
@@ -271,6 +277,9 @@ class EditPlanner {
       note = "replaced the segment of an earlier edit";
     } else if (auto slot = find_slot(phdrs, note)) {
       phdrs.erase(phdrs.begin() + *slot);
+    } else if (evacuate_after_table(phoff + phdr_table_size, carried, evacuated_interp)) {
+      grow_in_place = true;
+      note = "moved the interpreter string and notes after the program headers into the new segment";
     } else {
       move_phdrs = true;
       note = "moved the program header table into the new segment";
@@ -279,10 +288,13 @@ class EditPlanner {
     bool interp_in_earlier = false;
     if (earlier_segment) {
       if (covers(*earlier_segment, phoff, phdr_table_size)) move_phdrs = true;
-      if (const Phdr* interp = view_.find_phdr(elf::PT_INTERP); interp && covers(*earlier_segment, interp->p_offset, interp->p_filesz))
-        interp_in_earlier = true;
+      for (const auto& ph : view_.phdrs()) {
+        if (!covers(*earlier_segment, ph.p_offset, ph.p_filesz)) continue;
+        if (ph.p_type == elf::PT_INTERP) interp_in_earlier = true;
+        if (ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY) carry(carried, ph);
+      }
     }
-    bool move_interp = interp_needs_room_ || interp_in_earlier;
+    bool move_interp = interp_needs_room_ || interp_in_earlier || evacuated_interp;
     std::string interp_text = interp_changed_ ? new_interp_ : info_.interpreter.value_or("");
 
     // Insert the new PT_LOAD after the last PT_LOAD: loaders size the mapping from first to last.
@@ -314,12 +326,18 @@ class EditPlanner {
     for (auto& e : placed.entries)
       if (e.changed && e.text) e.value = offsets[*e.text];
 
-    // Segment layout: strings, dynamic section, interpreter, program headers.
-    uint64_t dyn_rel = align_up(strtab.size(), 16);
+    // Segment layout: program headers (first, where objcopy/strip expect them in
+    // a segment that holds them), strings, dynamic section, interpreter.
+    uint64_t phdr_rel = 0;
+    uint64_t strtab_rel = move_phdrs ? align_up(phdrs.size() * sizeof(Phdr), 16) : 0;
+    uint64_t dyn_rel = align_up(strtab_rel + strtab.size(), 16);
     uint64_t dyn_slots = placed.entries.size() + 1 + kSpareDynamicSlots;
     uint64_t interp_rel = dyn_rel + dyn_slots * sizeof(Dyn);
-    uint64_t phdr_rel = align_up(interp_rel + (move_interp ? interp_text.size() + 1 : 0), 16);
-    uint64_t seg_size = move_phdrs ? phdr_rel + phdrs.size() * sizeof(Phdr) : phdr_rel;
+    uint64_t seg_size = interp_rel + (move_interp ? interp_text.size() + 1 : 0);
+    for (auto& c : carried) {
+      c.rel = align_up(seg_size, c.align);
+      seg_size = c.rel + c.size;
+    }
 
     // Placement: vaddr ≡ offset (mod page), above every segment, and never below its
     // offset (qemu-user). Executables whose program headers move keep the first
@@ -333,6 +351,13 @@ class EditPlanner {
       }
     uint64_t base = align_up(max_end, page);
     uint64_t seg_off = align_up(old_size, 16);
+    if (move_phdrs) {
+      // binutils (strip, objcopy) assumes a program header table that is not in
+      // the first segment sits sizeof(Ehdr) past a page boundary, and relays the
+      // segment out wrongly otherwise. The padding before it is left as a hole.
+      seg_off = align_down(old_size, page) + sizeof(Ehdr);
+      if (seg_off < old_size) seg_off += page;
+    }
     auto delta_for = [&](uint64_t off) { return base > align_down(off, page) ? base - align_down(off, page) : 0; };
     uint64_t delta = delta_for(seg_off);
     bool needs_congruence = move_phdrs && (view_.find_phdr(elf::PT_PHDR) || info_.is_executable());
@@ -355,7 +380,7 @@ class EditPlanner {
     load.p_align = page;
 
     for (auto& e : placed.entries) {
-      if (e.tag == elf::DT_STRTAB) e.value = seg_vaddr;
+      if (e.tag == elf::DT_STRTAB) e.value = seg_vaddr + strtab_rel;
       if (e.tag == elf::DT_STRSZ) e.value = strtab.size();
       if (e.tag == kDtMipsRldMapRel) {
         // Relative to its own entry's address, which moves with the table.
@@ -378,6 +403,16 @@ class EditPlanner {
         ph.p_paddr = seg_vaddr + interp_rel;
         ph.p_filesz = interp_text.size() + 1;
         ph.p_memsz = interp_text.size() + 1;
+      } else if (ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY) {
+        for (const auto& c : carried)
+          if (ph.p_offset == c.off && ph.p_filesz == c.size) {
+            ph.p_offset = seg_off + c.rel;
+            ph.p_vaddr = seg_vaddr + c.rel;
+            ph.p_paddr = seg_vaddr + c.rel;
+          }
+      } else if (ph.p_type == elf::PT_PHDR && grow_in_place) {
+        ph.p_filesz = phdrs.size() * sizeof(Phdr);
+        ph.p_memsz = phdrs.size() * sizeof(Phdr);
       } else if (ph.p_type == elf::PT_PHDR && move_phdrs) {
         ph.p_offset = seg_off + phdr_rel;
         ph.p_vaddr = seg_vaddr + phdr_rel;
@@ -390,20 +425,22 @@ class EditPlanner {
     // The appended bytes: padding, segment, then a copy of the section headers.
     std::vector<uint8_t> tail(seg_off - old_size + seg_size, 0);
     uint64_t seg_at = seg_off - old_size;
-    std::memcpy(tail.data() + seg_at, strtab.data(), strtab.size());
+    std::memcpy(tail.data() + seg_at + strtab_rel, strtab.data(), strtab.size());
     auto dyn_bytes = serialize_dynamic(placed, dyn_slots);
     std::memcpy(tail.data() + seg_at + dyn_rel, dyn_bytes.data(), dyn_bytes.size());
     if (move_interp) std::memcpy(tail.data() + seg_at + interp_rel, interp_text.c_str(), interp_text.size() + 1);
     if (move_phdrs) std::memcpy(tail.data() + seg_at + phdr_rel, phdrs.data(), phdrs.size() * sizeof(Phdr));
+    for (const auto& c : carried) std::memcpy(tail.data() + seg_at + c.rel, view_.bytes().data() + c.off, c.size);
 
     std::vector<uint8_t> header = copy_range(0, sizeof(Ehdr));
+    std::vector<MovedSection> moved;
     auto* new_eh = struct_at<Ehdr>(header, 0);
     if (!view_.shdrs().empty()) {
       uint64_t shoff = align_up(old_size + tail.size(), 8);
       tail.resize(shoff - old_size, 0);
       std::vector<Shdr> shdrs(view_.shdrs().begin(), view_.shdrs().end());
-      update_sections(shdrs, seg_off, seg_vaddr, dyn_rel, dyn_slots, strtab.size(), move_interp, interp_rel,
-                      interp_text.size() + 1);
+      moved = update_sections(shdrs, seg_off, seg_vaddr, strtab_rel, dyn_rel, dyn_slots, strtab.size(),
+                              move_interp, interp_rel, interp_text.size() + 1, carried);
       auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
       tail.insert(tail.end(), sh_bytes.begin(), sh_bytes.end());
       new_eh->e_shoff = shoff;
@@ -430,15 +467,20 @@ class EditPlanner {
         plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF header"});
       }
     }
-    add_dynamic_symbol_updates(plan, seg_vaddr + dyn_rel);
+    add_symbol_updates(plan, moved, seg_vaddr + dyn_rel);
     return plan;
   }
 
-  // Symbol tables name the dynamic section as _DYNAMIC; keep them pointing at it
-  // so that debuggers and eu-elflint agree with PT_DYNAMIC. Only tools read these.
-  void add_dynamic_symbol_updates(EditPlan& plan, uint64_t new_vaddr) const {
+  struct MovedSection {
+    size_t index;
+    uint64_t old_addr, old_size, new_addr;
+  };
+
+  // Symbols defined in a moved section (section symbols, _DYNAMIC) follow it, so
+  // that debuggers and eu-elflint agree with the program headers. Only tools read these.
+  void add_symbol_updates(EditPlan& plan, const std::vector<MovedSection>& moved, uint64_t new_dynamic) const {
     using Sym = elf::Sym<E>;
-    uint64_t old_vaddr = dynamic_vaddr();
+    uint64_t old_dynamic = dynamic_vaddr();
     auto shdrs = view_.shdrs();
     for (const auto& sh : shdrs) {
       if ((sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM) || sh.sh_entsize != sizeof(Sym) ||
@@ -449,15 +491,21 @@ class EditPlanner {
       if (!symbols || !view_.in_file(strtab.sh_offset, strtab.sh_size)) continue;
       for (size_t i = 0; i < symbols->size(); ++i) {
         const Sym& sym = (*symbols)[i];
-        if (sym.st_value != old_vaddr) continue;
-        auto name = view_.string_at(strtab.sh_offset, strtab.sh_size, sym.st_name, "symbol");
-        if (!name || *name != "_DYNAMIC") continue;
+        std::optional<uint64_t> value;
+        for (const auto& m : moved)
+          if (sym.st_shndx == m.index && sym.st_value >= m.old_addr && sym.st_value <= m.old_addr + m.old_size)
+            value = uint64_t(sym.st_value) - m.old_addr + m.new_addr;
+        if (!value && sym.st_value == old_dynamic) {
+          auto name = view_.string_at(strtab.sh_offset, strtab.sh_size, sym.st_name, "symbol");
+          if (name && *name == "_DYNAMIC") value = new_dynamic;
+        }
+        if (!value) continue;
         Sym updated = sym;
-        updated.st_value = new_vaddr;
+        updated.st_value = *value;
         std::vector<uint8_t> bytes(sizeof(Sym));
         std::memcpy(bytes.data(), &updated, sizeof(Sym));
         plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + i * sizeof(Sym), std::move(bytes),
-                               "_DYNAMIC symbol"});
+                               "symbol value"});
       }
     }
   }
@@ -467,6 +515,69 @@ class EditPlanner {
   uint64_t dynamic_vaddr() const {
     const Phdr* ph = view_.find_phdr(elf::PT_DYNAMIC);
     return ph ? uint64_t(ph->p_vaddr) : 0;
+  }
+
+  struct CarriedRange {
+    uint64_t off, size, align;
+    uint64_t rel = 0;  // place in the new segment
+  };
+
+  static void carry(std::vector<CarriedRange>& carried, const Phdr& ph) {
+    for (const auto& c : carried)
+      if (c.off == ph.p_offset && c.size == ph.p_filesz) return;  // PT_NOTE and PT_GNU_PROPERTY often coincide
+    carried.push_back({uint64_t(ph.p_offset), uint64_t(ph.p_filesz), std::max<uint64_t>(4, ph.p_align)});
+  }
+
+  // Frees one program header's worth of bytes right after the table, when only
+  // the interpreter string and notes live there: they move into the new
+  // segment (PT_INTERP, PT_NOTE and their sections follow), and the table
+  // grows where it is, inside the first PT_LOAD, as binutils expects it.
+  bool evacuate_after_table(uint64_t table_end, std::vector<CarriedRange>& carried, bool& interp_moves) const {
+    uint64_t need_end = table_end + sizeof(Phdr);
+    const Phdr* first_load = nullptr;
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_type == elf::PT_LOAD) {
+        first_load = &ph;
+        break;
+      }
+    if (!first_load || !covers(*first_load, table_end, sizeof(Phdr))) return false;
+    auto movable = [](const Phdr& ph) {
+      return ph.p_filesz > 0 && (ph.p_type == elf::PT_INTERP || ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY);
+    };
+    std::vector<const Phdr*> chosen;
+    uint64_t cover = table_end;
+    while (cover < need_end) {
+      const Phdr* next = nullptr;
+      for (const auto& ph : view_.phdrs())
+        if (movable(ph) && ph.p_offset >= cover && (!next || ph.p_offset < next->p_offset)) next = &ph;
+      if (!next || uint64_t(next->p_offset) > align_up(cover, 8)) return false;  // unknown bytes in between
+      for (const auto& ph : view_.phdrs())
+        if (movable(ph) && ph.p_offset == next->p_offset) chosen.push_back(&ph);
+      cover = std::max<uint64_t>(cover, uint64_t(next->p_offset) + uint64_t(next->p_filesz));
+    }
+    auto moved_range = [&](uint64_t off, uint64_t size) {
+      return std::any_of(chosen.begin(), chosen.end(), [&](const Phdr* ph) {
+        return off >= ph->p_offset && off + size <= uint64_t(ph->p_offset) + uint64_t(ph->p_filesz);
+      });
+    };
+    // Nothing else may live in the freed bytes.
+    for (const auto& sh : view_.shdrs()) {
+      uint64_t off = sh.sh_offset, size = sh.sh_size;
+      if (!(sh.sh_flags & elf::SHF_ALLOC) || sh.sh_type == elf::SHT_NOBITS || size == 0) continue;
+      if (off + size <= table_end || off >= cover) continue;
+      if (!moved_range(off, size)) return false;
+    }
+    for (const auto& ph : view_.phdrs()) {
+      uint64_t off = ph.p_offset, size = ph.p_filesz;
+      if (ph.p_type == elf::PT_LOAD || ph.p_type == elf::PT_PHDR || size == 0) continue;
+      if (off + size <= table_end || off >= cover) continue;
+      if (!moved_range(off, size)) return false;
+    }
+    for (const Phdr* ph : chosen) {
+      if (ph->p_type == elf::PT_INTERP) interp_moves = true;
+      else carry(carried, *ph);
+    }
+    return true;
   }
 
   // A program header entry that can become the new PT_LOAD without loss.
@@ -488,26 +599,36 @@ class EditPlanner {
     return std::nullopt;
   }
 
-  void update_sections(std::vector<Shdr>& shdrs, uint64_t seg_off, uint64_t seg_vaddr, uint64_t dyn_rel,
-                       uint64_t dyn_slots, uint64_t strsz, bool move_interp, uint64_t interp_rel,
-                       uint64_t interp_size) const {
+  std::vector<MovedSection> update_sections(std::vector<Shdr>& shdrs, uint64_t seg_off, uint64_t seg_vaddr,
+                                            uint64_t strtab_rel, uint64_t dyn_rel, uint64_t dyn_slots, uint64_t strsz,
+                                            bool move_interp, uint64_t interp_rel, uint64_t interp_size,
+                                            const std::vector<CarriedRange>& carried) const {
     const Phdr* interp = view_.find_phdr(elf::PT_INTERP);
-    for (auto& sh : shdrs) {
-      if (sh.sh_type == elf::SHT_DYNAMIC && sh.sh_offset == table_.offset) {
-        sh.sh_offset = seg_off + dyn_rel;
-        sh.sh_addr = seg_vaddr + dyn_rel;
-        sh.sh_size = dyn_slots * sizeof(Dyn);
-      } else if (sh.sh_type == elf::SHT_STRTAB && (sh.sh_flags & elf::SHF_ALLOC) && sh.sh_offset == table_.strtab_offset) {
-        sh.sh_offset = seg_off;
-        sh.sh_addr = seg_vaddr;
-        sh.sh_size = strsz;
-      } else if (move_interp && interp && sh.sh_type == elf::SHT_PROGBITS && sh.sh_offset == interp->p_offset &&
-                 (sh.sh_flags & elf::SHF_ALLOC)) {
-        sh.sh_offset = seg_off + interp_rel;
-        sh.sh_addr = seg_vaddr + interp_rel;
-        sh.sh_size = interp_size;
-      }
+    std::vector<MovedSection> moved;
+    auto move = [&](size_t index, uint64_t rel, uint64_t size) {
+      Shdr& sh = shdrs[index];
+      moved.push_back({index, uint64_t(sh.sh_addr), uint64_t(sh.sh_size), seg_vaddr + rel});
+      sh.sh_offset = seg_off + rel;
+      sh.sh_addr = seg_vaddr + rel;
+      sh.sh_size = size;
+    };
+    for (size_t i = 0; i < shdrs.size(); ++i) {
+      const Shdr& sh = shdrs[i];
+      if (sh.sh_type == elf::SHT_DYNAMIC && sh.sh_offset == table_.offset)
+        move(i, dyn_rel, dyn_slots * sizeof(Dyn));
+      else if (sh.sh_type == elf::SHT_STRTAB && (sh.sh_flags & elf::SHF_ALLOC) && sh.sh_offset == table_.strtab_offset)
+        move(i, strtab_rel, strsz);
+      else if (move_interp && interp && sh.sh_type == elf::SHT_PROGBITS && sh.sh_offset == interp->p_offset &&
+               (sh.sh_flags & elf::SHF_ALLOC))
+        move(i, interp_rel, interp_size);
+      else if (sh.sh_type == elf::SHT_NOTE)
+        for (const auto& c : carried)
+          if (sh.sh_offset >= c.off && uint64_t(sh.sh_offset) + uint64_t(sh.sh_size) <= c.off + c.size) {
+            move(i, c.rel + (uint64_t(sh.sh_offset) - c.off), sh.sh_size);
+            break;
+          }
     }
+    return moved;
   }
 
   const ElfView<E>& view_;

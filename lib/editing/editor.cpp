@@ -53,7 +53,7 @@ Expected<EditOutcome> edit_open_file(int fd, const std::string& path, const Edit
   outcome.new_size = plan.new_size;
   for (const auto& w : plan.writes) outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
   if (!options.dry_run && plan.strategy != EditStrategy::Unchanged)
-    RUNPATCH_CHECK(apply_plan(fd, path, plan, outcome.old_size));
+    RUNPATCH_CHECK(apply_plan(fd, path, plan, outcome.old_size, options.stop_after_writes));
   return outcome;
 }
 

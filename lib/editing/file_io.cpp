@@ -87,10 +87,13 @@ Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& 
   return std::make_pair(std::move(out), temp);
 }
 
-Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size) {
+Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size,
+                  std::optional<size_t> stop_after_writes) {
+  size_t budget = stop_after_writes.value_or(plan.writes.size());
   bool appended = false;
   for (const auto& w : plan.writes) {
     if (w.phase != WritePhase::Prepare) continue;
+    if (budget-- == 0) return {};
     if (auto status = write_all(fd, path, w.offset, w.bytes, w.what); !status) {
       // Nothing references prepared bytes yet: cut them off and the file is as it was.
       if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0) {}
@@ -101,8 +104,11 @@ Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_
   // Appended data must be durable before any header points at it.
   if (appended) RUNPATCH_CHECK(sync(fd, path));
   for (auto phase : {WritePhase::Commit, WritePhase::Cleanup}) {
-    for (const auto& w : plan.writes)
-      if (w.phase == phase) RUNPATCH_CHECK(write_all(fd, path, w.offset, w.bytes, w.what));
+    for (const auto& w : plan.writes) {
+      if (w.phase != phase) continue;
+      if (budget-- == 0) return {};
+      RUNPATCH_CHECK(write_all(fd, path, w.offset, w.bytes, w.what));
+    }
   }
   return sync(fd, path);
 }

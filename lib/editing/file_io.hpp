@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "editing/planned_write.hpp"
@@ -38,6 +39,8 @@ Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& 
 
 // Prepare writes, sync, the commit, sync, cleanup, sync. A failed prepare
 // truncates the file back to old_size, so it is byte-identical to before.
-Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size);
+// stop_after_writes simulates a crash (for tests): nothing after that many writes happens.
+Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size,
+                  std::optional<size_t> stop_after_writes = std::nullopt);
 
 }  // namespace runpatch

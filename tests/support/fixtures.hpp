@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -29,4 +30,8 @@ std::vector<std::string> runner(const FixtureArch& arch);
 // A fresh, empty directory under the build tree for one test.
 std::filesystem::path scratch_dir(const std::string& name);
 
+}  // namespace runpatch::test
+
+namespace runpatch::test {
+inline void PrintTo(const FixtureArch& arch, std::ostream* os) { *os << arch.name; }
 }  // namespace runpatch::test

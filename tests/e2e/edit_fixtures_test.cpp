@@ -1,0 +1,214 @@
+// The editor on every fixture of every arch: each edited program still runs
+// (natively or under qemu-user) and loads libgreet from the new runpath only.
+#include <gtest/gtest.h>
+
+#include "elf_checks.hpp"
+#include "fixtures.hpp"
+#include "readelf_oracle.hpp"
+#include "regions.hpp"
+#include "runpatch/edit.hpp"
+#include "runpatch/runpath_ops.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+using test::FixtureArch;
+
+const std::vector<std::string> kPrograms = {"prog-pie",         "prog-nopie",   "prog-rpath", "prog-norunpath",
+                                            "prog-longrunpath", "prog-stripped"};
+
+std::string long_entry() { return "/nonexistent/" + std::string(300, 'x'); }
+
+class EditArch : public ::testing::TestWithParam<FixtureArch> {
+ protected:
+  void SetUp() override {
+    if (!test::can_run(arch())) GTEST_SKIP() << arch().qemu << " is not installed: cannot run " << arch().name;
+  }
+  const FixtureArch& arch() const { return GetParam(); }
+
+  // A case directory holding a copy of program and, in moved/, the library it needs.
+  fs::path prepare(const std::string& case_name, const std::string& program) {
+    fs::path dir = test::scratch_dir("edit/" + arch().name + "/" + case_name);
+    fs::create_directories(dir / "moved");
+    fs::copy_file(arch().dir / "lib/libgreet.so", dir / "moved/libgreet.so");
+    fs::copy_file(arch().dir / program, dir / program);
+    return dir;
+  }
+
+  void expect_runs(const fs::path& program) {
+    auto r = test::run_program(arch(), program);
+    EXPECT_EQ(r.exit_code, 0) << program << ": " << r.output;
+    EXPECT_EQ(r.output, "hello from lib\n") << program;
+  }
+
+  // Edits, then checks readelf, eu-elflint, running, idempotence, strip and untouched bytes.
+  void edit_and_verify(const fs::path& file, const EditRequest& request, const std::function<void()>& check_result) {
+    fs::path original = file.string() + ".orig";
+    fs::copy_file(file, original, fs::copy_options::overwrite_existing);
+    bool lint_before = test::elflint_passes(original).value_or(false);
+    std::string warnings_before = test::readelf_warnings(original);
+
+    auto outcome = edit_elf_file(file, request);
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    ASSERT_NE(outcome->strategy, EditStrategy::Unchanged);
+    check_result();
+    EXPECT_EQ(test::readelf_warnings(file), warnings_before) << file;
+    if (lint_before) {
+      EXPECT_EQ(test::elflint_passes(file), true) << file << " (" << outcome->layout_note << ")";
+    }
+    EXPECT_EQ(test::differences_outside(original, file, test::editable_regions(original)), "");
+    expect_runs(file);
+
+    auto bytes = test::read_file(file);
+    auto again = edit_elf_file(file, request);
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_EQ(again->strategy, EditStrategy::Unchanged);
+    EXPECT_EQ(test::read_file(file), bytes) << "a second identical edit changed the file";
+
+    if (read_elf_info(original)->shnum == 0) return;  // strip needs section headers
+    fs::path stripped = file.string() + ".stripped";
+    auto strip = test::run_command({test::strip_tool(arch()), "-o", stripped.string(), file.string()}, true);
+      if (strip.exit_code == 0) {
+      expect_runs(stripped);
+    } else {
+      ADD_FAILURE() << "strip failed on the edited file: " << strip.output;
+    }
+  }
+};
+
+TEST_P(EditArch, SetRunpathOnEveryProgram) {
+  for (const auto& program : kPrograms) {
+    for (bool grow : {false, true}) {
+      for (bool force_rpath : {false, true}) {
+        std::string case_name = program + (grow ? "-long" : "-short") + (force_rpath ? "-rpath" : "");
+        SCOPED_TRACE(arch().name + " " + case_name);
+        fs::path dir = prepare(case_name, program);
+        fs::path file = dir / program;
+        std::string runpath = (dir / "moved").string() + (grow ? ":" + long_entry() : "");
+        EditRequest request;
+        request.runpath = set_runpath_update(runpath);
+        request.force_rpath = force_rpath;
+        edit_and_verify(file, request, [&] {
+          auto info = read_elf_info(file);
+          ASSERT_TRUE(info) << info.error().message();
+          auto oracle = test::readelf_facts(file);
+          ASSERT_TRUE(oracle);
+          if (force_rpath) {
+            EXPECT_EQ(info->rpath, runpath);
+            EXPECT_EQ(oracle->rpath, runpath);
+            EXPECT_FALSE(oracle->runpath.has_value());
+          } else {
+            EXPECT_EQ(info->runpath, runpath);
+            EXPECT_EQ(oracle->runpath, runpath);
+            EXPECT_FALSE(oracle->rpath.has_value());
+          }
+          EXPECT_EQ(oracle->needed, info->needed);
+        });
+      }
+    }
+  }
+}
+
+TEST_P(EditArch, RepeatedEditsDoNotGrowWithoutBound) {
+  fs::path dir = prepare("repeat", "prog-pie");
+  fs::path file = dir / "prog-pie";
+  std::string moved = (dir / "moved").string();
+  auto size_of = [&] { return fs::file_size(file); };
+  uint64_t original = size_of();
+  std::vector<std::string> sequence = {moved + ":" + long_entry(), moved + ":" + long_entry() + "/longer/still",
+                                       moved, "", moved + ":/short"};
+  for (const auto& value : sequence) {
+    EditRequest request;
+    request.runpath = value.empty() ? remove_runpath_update() : set_runpath_update(value);
+    auto outcome = edit_elf_file(file, request);
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    auto info = read_elf_info(file);
+    ASSERT_TRUE(info);
+    if (value.empty()) {
+      EXPECT_FALSE(info->runpath.has_value());
+    } else {
+      EXPECT_EQ(info->runpath, value);
+      expect_runs(file);
+    }
+  }
+  uint64_t after_sequence = size_of();
+  for (int i = 0; i < 10; ++i) {
+    EditRequest request;
+    request.runpath = set_runpath_update(i % 2 ? moved + ":" + long_entry() : moved + ":/other" + long_entry());
+    ASSERT_TRUE(edit_elf_file(file, request));
+  }
+  expect_runs(file);
+  EXPECT_LE(after_sequence - original, 16u * 1024) << "growth after five edits";
+  EXPECT_LE(size_of() - after_sequence, 4u * 1024) << "ten alternating edits kept growing the file";
+}
+
+TEST_P(EditArch, EditedLibraryStillLoads) {
+  fs::path dir = prepare("library", "prog-pie");
+  fs::path lib = dir / "moved/libgreet.so";
+  EditRequest lib_edit;
+  lib_edit.runpath = set_runpath_update("/opt/some/where:" + long_entry());
+  lib_edit.soname = "libgreet.so";  // unchanged value: no-op for this part
+  auto outcome = edit_elf_file(lib, lib_edit);
+  ASSERT_TRUE(outcome) << outcome.error().message();
+  EXPECT_EQ(test::readelf_facts(lib)->runpath, "/opt/some/where:" + long_entry());
+  EXPECT_EQ(test::readelf_warnings(lib), "");
+  EditRequest prog_edit;
+  prog_edit.runpath = set_runpath_update((dir / "moved").string());
+  ASSERT_TRUE(edit_elf_file(dir / "prog-pie", prog_edit));
+  expect_runs(dir / "prog-pie");
+  // A new SONAME too: the library and the program still agree on the file name.
+  EditRequest rename;
+  rename.soname = "libgreet-renamed-with-a-much-longer-soname.so.1";
+  ASSERT_TRUE(edit_elf_file(lib, rename));
+  EXPECT_EQ(read_elf_info(lib)->soname, "libgreet-renamed-with-a-much-longer-soname.so.1");
+  expect_runs(dir / "prog-pie");
+}
+
+TEST_P(EditArch, NeededEdits) {
+  fs::path dir = prepare("needed", "prog-pie");
+  fs::path file = dir / "prog-pie";
+  fs::copy_file(dir / "moved/libgreet.so", dir / "moved/libgreet-replacement-name.so");
+  fs::remove(dir / "moved/libgreet.so");
+  EditRequest request;
+  request.replace_needed = {{"libgreet.so", "libgreet-replacement-name.so"}};
+  request.runpath = set_runpath_update((dir / "moved").string());
+  edit_and_verify(file, request, [&] {
+    auto oracle = test::readelf_facts(file);
+    ASSERT_TRUE(oracle);
+    EXPECT_EQ(oracle->needed.at(0), "libgreet-replacement-name.so");
+  });
+  EditRequest add;
+  add.add_needed = {"libgreet-replacement-name.so"};  // already there: nothing to do
+  EXPECT_EQ(edit_elf_file(file, add)->strategy, EditStrategy::Unchanged);
+  EditRequest remove;
+  remove.remove_needed = {"libgreet-replacement-name.so"};
+  ASSERT_TRUE(edit_elf_file(file, remove));
+  auto oracle = test::readelf_facts(file);
+  ASSERT_TRUE(oracle);
+  EXPECT_EQ(oracle->needed, (std::vector<std::string>{"libc.so.6"}));
+}
+
+TEST_P(EditArch, LongerInterpreter) {
+  auto original = read_elf_info(arch().dir / "prog-pie");
+  ASSERT_TRUE(original && original->interpreter);
+  fs::path dir = prepare("interp", "prog-pie");
+  fs::path host_interp = arch().sysroot == "-" ? fs::path(*original->interpreter)
+                                               : fs::path(arch().sysroot) / fs::path(*original->interpreter).relative_path();
+  fs::path new_interp = dir / ("interpreter-in-a-directory-with-a-long-name-" + std::string(60, 'i')) / "ld.so";
+  fs::create_directories(new_interp.parent_path());
+  fs::copy_file(fs::canonical(host_interp), new_interp);
+  EditRequest request;
+  request.interpreter = new_interp.string();
+  request.runpath = set_runpath_update((dir / "moved").string());
+  edit_and_verify(dir / "prog-pie", request, [&] {
+    EXPECT_EQ(test::readelf_facts(dir / "prog-pie")->interpreter, new_interp.string());
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Arches, EditArch, ::testing::ValuesIn(test::fixture_arches()),
+                         [](const auto& param_info) { return param_info.param.name; });
+
+}  // namespace
+}  // namespace runpatch

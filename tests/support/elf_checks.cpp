@@ -1,0 +1,29 @@
+#include "elf_checks.hpp"
+
+namespace runpatch::test {
+
+std::string readelf_warnings(const std::filesystem::path& file) {
+  return run_command({"sh", "-c", "LC_ALL=C readelf -a -W -- " + shell_quote(file.string()) + " 2>&1 >/dev/null"})
+      .output;
+}
+
+std::optional<bool> elflint_passes(const std::filesystem::path& file) {
+  static const bool available = have_program("eu-elflint");
+  if (!available) return std::nullopt;
+  return run_command({"eu-elflint", "--gnu-ld", file.string()}, true).exit_code == 0;
+}
+
+CommandResult run_program(const FixtureArch& arch, const std::filesystem::path& program) {
+  std::vector<std::string> argv = runner(arch);
+  argv.push_back(program.string());
+  return run_command(argv, true);
+}
+
+std::string strip_tool(const FixtureArch& arch) {
+  if (arch.compiler == "cc") return "strip";
+  return arch.compiler.substr(0, arch.compiler.size() - 3) + "strip";  // aarch64-linux-gnu-gcc -> ...-strip
+}
+
+bool can_run(const FixtureArch& arch) { return arch.qemu == "-" || have_program(arch.qemu); }
+
+}  // namespace runpatch::test

@@ -1,0 +1,25 @@
+// The byte ranges an edit may touch, found with readelf (not our reader):
+// ELF + program headers, PT_INTERP, PT_NOTE (both may move out of the way), PT_DYNAMIC, the dynamic string table and
+// the symbol tables, plus anything past the old end of the file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace runpatch::test {
+
+struct Region {
+  uint64_t begin, end;
+  std::string what;
+};
+
+std::vector<Region> editable_regions(const std::filesystem::path& original);
+
+// "" when every byte that differs between a and b (below a's size) lies in one of regions.
+std::string differences_outside(const std::filesystem::path& a, const std::filesystem::path& b,
+                                const std::vector<Region>& regions);
+
+}  // namespace runpatch::test
