@@ -15,8 +15,8 @@ RunpathUpdate remove_runpath_update();
 // Appends (or prepends) entries to the current runpath (DT_RUNPATH, else DT_RPATH).
 RunpathUpdate add_runpath_update(std::string entries, bool prepend);
 
-// patchelf --shrink-rpath: keeps relative entries ($ORIGIN/...), drops entries
-// outside allowed_prefixes (when given), and keeps an absolute directory only if
+// patchelf --shrink-rpath: keeps relative entries ($ORIGIN/...) always, drops
+// absolute entries outside allowed_prefixes (when given), and keeps an absolute directory only if
 // it holds a not-yet-found DT_NEEDED library of the same class and machine.
 RunpathUpdate shrink_runpath_update(std::vector<std::string> allowed_prefixes);
 

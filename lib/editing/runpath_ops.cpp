@@ -32,14 +32,14 @@ RunpathUpdate shrink_runpath_update(std::vector<std::string> allowed_prefixes) {
     std::vector<bool> found(info.needed.size(), false);
     std::vector<std::string> kept;
     for (const auto& dir : split_runpath(effective_runpath(info))) {
+      if (dir.empty() || dir[0] != '/') {  // $ORIGIN-relative: cannot be checked here, kept as patchelf does
+        kept.push_back(dir);
+        continue;
+      }
       if (!prefixes.empty() && std::none_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
             return dir.compare(0, p.size(), p) == 0;
           }))
         continue;
-      if (dir.empty() || dir[0] != '/') {  // $ORIGIN-relative: cannot be checked here, keep
-        kept.push_back(dir);
-        continue;
-      }
       bool useful = false;
       for (size_t i = 0; i < info.needed.size(); ++i) {
         if (found[i]) continue;

@@ -3,7 +3,9 @@
 // only; every edit goes through runpatch::edit_elf_file in one pass per file.
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +51,10 @@ std::vector<std::string> split_colons(const std::string& s) {
 
 Arguments parse(int argc, char** argv) {
   Arguments a;
+  if (argc == 1) {
+    show_help(argv[0]);
+    std::exit(1);
+  }
   auto value = [&](int& i) -> std::string {
     if (++i == argc) fail(fmt::format("missing argument to '{}'", argv[i - 1]));
     return argv[i];
@@ -115,16 +121,13 @@ void print_requested(const Arguments& a, const std::string& file) {
   if (!a.print_interpreter && !a.print_soname && !a.print_rpath && !a.print_needed) return;
   auto info = read_elf_info(file);
   if (!info) fail(info.error().message());
-  if ((a.print_soname || a.print_rpath || a.print_needed) && info->is_static())
+  if ((a.print_rpath || a.print_needed) && info->is_static())
     fail(fmt::format("cannot find section '.dynamic'. The input file is most likely statically linked"));
   if (a.print_interpreter) {
     if (!info->interpreter) fail("cannot find section '.interp'. The input file is most likely statically linked");
     fmt::print("{}\n", *info->interpreter);
   }
-  if (a.print_soname) {
-    if (!info->soname) fail("no DT_SONAME found");
-    fmt::print("{}\n", *info->soname);
-  }
+  if (a.print_soname && info->soname) fmt::print("{}\n", *info->soname);  // none: prints nothing, as patchelf
   if (a.print_rpath) fmt::print("{}\n", effective_runpath(*info));
   if (a.print_needed)
     for (const auto& n : info->needed) fmt::print("{}\n", n);
@@ -136,6 +139,9 @@ int main(int argc, char** argv) {
   Arguments args = parse(argc, argv);
   EditRequest request = make_request(args);
   for (const auto& file : args.files) {
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+      fail(fmt::format("getting info about '{}': {}", file, std::strerror(ENOENT)));
     print_requested(args, file);
     if (request.empty()) continue;
     EditOptions options;
