@@ -93,3 +93,30 @@ TEST(CliScan, JsonAndBadFilesInTree) {
 
 }  // namespace
 }  // namespace runpatch
+
+namespace runpatch {
+namespace {
+
+TEST(CliSet, EditsDryRunsAndRefusesConflicts) {
+  fs::path dir = test::scratch_dir("cli_set");
+  fs::path file = dir / "prog";
+  fs::copy_file(host().dir / "prog-pie", file);
+  auto before = test::read_file(file);
+  auto dry = runpatch_cli({"set", "--dry-run", "--runpath", "/opt/x", file.string()}, false);
+  EXPECT_EQ(dry.exit_code, 0);
+  EXPECT_NE(dry.output.find("would edit"), std::string::npos) << dry.output;
+  EXPECT_EQ(test::read_file(file), before);
+  auto set = runpatch_cli({"set", "--prepend-runpath", "/run/opengl-driver/lib", file.string()}, false);
+  EXPECT_EQ(set.exit_code, 0) << set.output;
+  auto print = runpatch_cli({"print", "--json", file.string()}, false);
+  EXPECT_EQ(nlohmann::json::parse(print.output)[0]["runpath"], "/run/opengl-driver/lib:$ORIGIN/lib");
+  EXPECT_EQ(runpatch_cli({"set", "--runpath", "a", "--remove-runpath", file.string()}).exit_code, 2);
+  auto again = runpatch_cli({"set", "--runpath", "/run/opengl-driver/lib:$ORIGIN/lib", file.string()}, false);
+  EXPECT_EQ(again.output, file.string() + ": unchanged\n");
+  auto bad = runpatch_cli({"set", "--runpath", "/x", (host().dir / "prog-static").string()});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("statically linked"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace runpatch

@@ -18,5 +18,6 @@ struct Command {
 
 Command add_print_command(CLI::App& root);
 Command add_scan_command(CLI::App& root);
+Command add_set_command(CLI::App& root);
 
 }  // namespace runpatch::cli

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Growing the runpath of a large library: `runpatch set` vs `patchelf --set-rpath`,
+# each on its own fresh copy (page cache warm, copies synced before timing).
+# Usage: bench/edit.sh [LIBRARY]   (default: /usr/local/cuda-13.0/lib/libcufft.so.12)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+lib=${1:-/usr/local/cuda-13.0/lib/libcufft.so.12}
+[[ -f $lib ]] || { echo "skipped: $lib is absent" >&2; exit 0; }
+command -v patchelf >/dev/null || { echo "patchelf missing (scripts/install-deps)" >&2; exit 2; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/runpatch-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+runpath="/run/opengl-driver/lib:/nix/store/00000000000000000000000000000000-cuda_cudart-13.0.96-lib/lib:/nix/store/11111111111111111111111111111111-libcublas-13.0.2-lib/lib"
+
+# measure TOOL_ARGS...: best wall ms and peak RSS KB over 3 fresh copies
+measure() {
+  local best= rss=
+  for i in 1 2 3; do
+    cp "$lib" "$work/copy.so" && sync
+    local t0 t1 out
+    t0=$(now_ns)
+    out=$( { /usr/bin/time -f '%M' "$@" "$work/copy.so" >/dev/null; } 2>&1 | tail -n 1)
+    t1=$(now_ns)
+    local us=$(( (t1 - t0) / 1000 ))
+    [[ -z $best || $us -lt $best ]] && best=$us rss=$out
+  done
+  printf '%d.%03d %s\n' $((best / 1000)) $((best % 1000)) "$rss"
+}
+
+read -r ours ours_rss < <(measure "$runpatch" set --runpath "$runpath")
+read -r theirs theirs_rss < <(measure patchelf --set-rpath "$runpath")
+echo "file: $lib ($(stat -c %s "$lib") bytes)"
+echo "runpatch set --runpath:   ${ours} ms, peak RSS ${ours_rss} KB"
+echo "patchelf --set-rpath:     ${theirs} ms, peak RSS ${theirs_rss} KB"
+echo "ratio: $(ratio "$theirs" "$ours")x faster, $(ratio "$theirs_rss" "$ours_rss")x less memory"

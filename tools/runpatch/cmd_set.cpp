@@ -1,0 +1,73 @@
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "runpatch/edit.hpp"
+#include "runpatch/runpath_ops.hpp"
+
+namespace runpatch::cli {
+
+Command add_set_command(CLI::App& root) {
+  struct Options {
+    std::vector<std::string> files;
+    std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output;
+    bool remove_runpath = false, force_rpath = false, dry_run = false;
+    std::vector<std::string> add_needed, remove_needed, replace_needed;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = root.add_subcommand("set", "Edit runpath, interpreter, soname or needed entries in place, in one pass");
+  app->add_option("FILE", o->files, "ELF files")->required();
+  auto* set = app->add_option("--runpath", o->runpath, "Set the runpath (DT_RUNPATH)");
+  auto* add = app->add_option("--add-runpath", o->add_runpath, "Append entries to the runpath");
+  auto* prepend = app->add_option("--prepend-runpath", o->prepend_runpath, "Prepend entries to the runpath");
+  auto* remove = app->add_flag("--remove-runpath", o->remove_runpath, "Remove DT_RUNPATH and DT_RPATH");
+  set->excludes(add, prepend, remove);
+  add->excludes(prepend, remove);
+  prepend->excludes(remove);
+  app->add_flag("--force-rpath", o->force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
+  app->add_option("--interpreter", o->interpreter, "Set the program interpreter");
+  app->add_option("--soname", o->soname, "Set DT_SONAME");
+  app->add_option("--add-needed", o->add_needed, "Add a DT_NEEDED entry (first)");
+  app->add_option("--remove-needed", o->remove_needed, "Remove a DT_NEEDED entry");
+  app->add_option("--replace-needed", o->replace_needed, "Replace DT_NEEDED OLD by NEW")->expected(2)->allow_extra_args(false);
+  auto* output = app->add_option("-o,--output", o->output, "Write the result here instead of in place");
+  app->add_flag("-n,--dry-run", o->dry_run, "Show what would change, write nothing");
+  return {app, [o, output] {
+            if (o->output && o->files.size() != 1) {
+              fmt::print(stderr, "runpatch: {} takes exactly one FILE\n", output->get_name());
+              return kExitUsage;
+            }
+            EditRequest request;
+            request.force_rpath = o->force_rpath;
+            if (o->runpath) request.runpath = set_runpath_update(*o->runpath);
+            if (o->add_runpath) request.runpath = add_runpath_update(*o->add_runpath, false);
+            if (o->prepend_runpath) request.runpath = add_runpath_update(*o->prepend_runpath, true);
+            if (o->remove_runpath) request.runpath = remove_runpath_update();
+            request.interpreter = o->interpreter;
+            request.soname = o->soname;
+            request.add_needed = o->add_needed;
+            request.remove_needed = o->remove_needed;
+            for (size_t i = 0; i + 1 < o->replace_needed.size(); i += 2)
+              request.replace_needed.emplace_back(o->replace_needed[i], o->replace_needed[i + 1]);
+            EditOptions options;
+            options.dry_run = o->dry_run;
+            if (o->output) options.output = *o->output;
+            int status = kExitOk;
+            for (const auto& file : o->files) {
+              auto outcome = edit_elf_file(file, request, options);
+              if (!outcome) {
+                fmt::print(stderr, "runpatch: {}\n", outcome.error().message());
+                status = kExitProblem;
+                continue;
+              }
+              if (outcome->strategy == EditStrategy::Unchanged) {
+                fmt::print("{}: unchanged\n", file);
+              } else {
+                fmt::print("{}: {}{} ({})\n", file, o->dry_run ? "would edit, " : "", strategy_name(outcome->strategy),
+                           outcome->layout_note);
+              }
+            }
+            return status;
+          }};
+}
+
+}  // namespace runpatch::cli
