@@ -13,7 +13,9 @@ namespace runpatch {
 RunpathUpdate set_runpath_update(std::string value);
 RunpathUpdate remove_runpath_update();
 // Appends (or prepends) entries to the current runpath (DT_RUNPATH, else DT_RPATH).
-RunpathUpdate add_runpath_update(std::string entries, bool prepend);
+// deduplicate keeps the first occurrence of each entry, so applying it twice
+// equals once; patchelf's --add-rpath does not deduplicate.
+RunpathUpdate add_runpath_update(std::string entries, bool prepend, bool deduplicate);
 
 // patchelf --shrink-rpath: keeps relative entries ($ORIGIN/...) always, drops
 // absolute entries outside allowed_prefixes (when given), and keeps an absolute directory only if

@@ -18,11 +18,15 @@ RunpathUpdate remove_runpath_update() {
   return [](const ElfInfo&) -> Expected<RunpathChange> { return RunpathChange::remove(); };
 }
 
-RunpathUpdate add_runpath_update(std::string entries, bool prepend) {
-  return [entries = std::move(entries), prepend](const ElfInfo& info) -> Expected<RunpathChange> {
+RunpathUpdate add_runpath_update(std::string entries, bool prepend, bool deduplicate) {
+  return [entries = std::move(entries), prepend, deduplicate](const ElfInfo& info) -> Expected<RunpathChange> {
     std::string old = effective_runpath(info);
-    if (old.empty()) return RunpathChange::set(entries);
-    return RunpathChange::set(prepend ? entries + ":" + old : old + ":" + entries);
+    std::string joined = old.empty() ? entries : prepend ? entries + ":" + old : old + ":" + entries;
+    if (!deduplicate) return RunpathChange::set(joined);
+    std::vector<std::string> unique;
+    for (auto& entry : split_runpath(joined))
+      if (std::find(unique.begin(), unique.end(), entry) == unique.end()) unique.push_back(std::move(entry));
+    return RunpathChange::set(join_runpath(unique));
   };
 }
 

@@ -108,7 +108,7 @@ EditRequest make_request(const Arguments& a) {
   if (a.shrink_rpath) request.runpath = shrink_runpath_update(a.allowed_prefixes);
   else if (a.remove_rpath) request.runpath = remove_runpath_update();
   else if (a.set_rpath) request.runpath = set_runpath_update(*a.set_rpath);
-  else if (a.add_rpath) request.runpath = add_runpath_update(*a.add_rpath, /*prepend=*/false);
+  else if (a.add_rpath) request.runpath = add_runpath_update(*a.add_rpath, /*prepend=*/false, /*deduplicate=*/false);
   request.interpreter = a.interpreter;
   request.soname = a.soname;
   request.add_needed = a.add_needed;

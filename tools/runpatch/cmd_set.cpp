@@ -17,8 +17,8 @@ Command add_set_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand("set", "Edit runpath, interpreter, soname or needed entries in place, in one pass");
   app->add_option("FILE", o->files, "ELF files")->required();
   auto* set = app->add_option("--runpath", o->runpath, "Set the runpath (DT_RUNPATH)");
-  auto* add = app->add_option("--add-runpath", o->add_runpath, "Append entries to the runpath");
-  auto* prepend = app->add_option("--prepend-runpath", o->prepend_runpath, "Prepend entries to the runpath");
+  auto* add = app->add_option("--add-runpath", o->add_runpath, "Append entries to the runpath (entries already there are not repeated)");
+  auto* prepend = app->add_option("--prepend-runpath", o->prepend_runpath, "Prepend entries to the runpath (moved to the front if already there)");
   auto* remove = app->add_flag("--remove-runpath", o->remove_runpath, "Remove DT_RUNPATH and DT_RPATH");
   set->excludes(add, prepend, remove);
   add->excludes(prepend, remove);
@@ -39,8 +39,8 @@ Command add_set_command(CLI::App& root) {
             EditRequest request;
             request.force_rpath = o->force_rpath;
             if (o->runpath) request.runpath = set_runpath_update(*o->runpath);
-            if (o->add_runpath) request.runpath = add_runpath_update(*o->add_runpath, false);
-            if (o->prepend_runpath) request.runpath = add_runpath_update(*o->prepend_runpath, true);
+            if (o->add_runpath) request.runpath = add_runpath_update(*o->add_runpath, false, true);
+            if (o->prepend_runpath) request.runpath = add_runpath_update(*o->prepend_runpath, true, true);
             if (o->remove_runpath) request.runpath = remove_runpath_update();
             request.interpreter = o->interpreter;
             request.soname = o->soname;
