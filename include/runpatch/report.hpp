@@ -17,3 +17,14 @@ std::string format_scan_line(const ElfInfo& info);
 nlohmann::json elf_info_json(const ElfInfo& info);
 
 }  // namespace runpatch
+
+#include "runpatch/resolve.hpp"
+
+namespace runpatch {
+
+// libtree-style tree: each library once, where it came from; color for a TTY.
+std::string format_tree(const DependencyTree& tree, bool color);
+nlohmann::json tree_json(const DependencyTree& tree);
+nlohmann::json resolution_json(const Resolution& resolution);
+
+}  // namespace runpatch

@@ -19,5 +19,7 @@ struct Command {
 Command add_print_command(CLI::App& root);
 Command add_scan_command(CLI::App& root);
 Command add_set_command(CLI::App& root);
+Command add_tree_command(CLI::App& root);
+Command add_why_command(CLI::App& root);
 
 }  // namespace runpatch::cli

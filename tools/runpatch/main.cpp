@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
   CLI::App app{"runpatch: read and rewrite the runpaths of ELF files"};
   app.set_version_flag("--version", RUNPATCH_VERSION);
   app.require_subcommand(1);
-  std::vector<Command> commands = {add_print_command(app), add_scan_command(app), add_set_command(app)};
+  std::vector<Command> commands = {add_print_command(app), add_scan_command(app), add_set_command(app),
+                                  add_tree_command(app), add_why_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,89 @@
+// Emulation of glibc's ld.so library search (elf/dl-load.c): for a file and an
+// environment, where each DT_NEEDED is found, through which rule, and every
+// path tried on the way.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runpatch/elf_info.hpp"
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+struct SearchEnvironment {
+  // Every absolute path (runpaths, cache entries, default dirs) is looked up
+  // under root; results are reported as the loader would see them (without root).
+  std::filesystem::path root = "/";
+  std::vector<std::string> ld_library_path;     // already split; empty: unset
+  std::optional<std::filesystem::path> ld_so_cache;  // default: <root>/etc/ld.so.cache
+  std::optional<std::vector<std::string>> default_dirs;  // default: derived from the machine
+  std::vector<std::string> hwcaps_subdirs;      // glibc-hwcaps subdirectories, best first
+  std::string platform;                         // $PLATFORM; default: from the machine
+  std::string lib;                              // $LIB; default: from the machine
+  std::vector<std::string> preload;             // LD_PRELOAD / ld.so.preload names or paths
+
+  // The running system's loader settings, read from `ld.so --list-diagnostics`
+  // when the host's loader can tell them, plus LD_LIBRARY_PATH from the environment.
+  static SearchEnvironment host(bool with_ld_library_path);
+};
+
+enum class FoundVia {
+  AlreadyLoaded,   // a loaded object's SONAME (or name) matched
+  DirectPath,      // the name holds a slash
+  Rpath,           // DT_RPATH of the loader or one of its loaders
+  LdLibraryPath,
+  Runpath,         // DT_RUNPATH of the loader
+  LdSoCache,
+  DefaultDirs,
+  NotFound,
+};
+std::string found_via_name(FoundVia via);
+
+struct SearchAttempt {
+  std::string path;     // as the loader would open it
+  std::string outcome;  // "found", "no such file", "wrong class or machine: ...", "not ELF: ..."
+  std::string rule;     // e.g. "runpath of /usr/bin/foo"
+};
+
+struct Resolution {
+  std::string name;                 // as written in DT_NEEDED
+  std::optional<std::string> path;  // the file the loader maps
+  FoundVia via = FoundVia::NotFound;
+  std::string via_object;           // whose rpath/runpath, or the loaded object that matched
+  std::vector<SearchAttempt> attempts;
+};
+
+struct LoadedObject {
+  std::string path;             // loader's view
+  ElfInfo info;
+  std::optional<size_t> loader;  // index of the object whose DT_NEEDED loaded it
+  int depth = 0;
+};
+
+struct DependencyEdge {
+  size_t from;                 // requesting object
+  Resolution resolution;
+  std::optional<size_t> to;    // object it resolved to
+};
+
+struct DependencyTree {
+  std::vector<LoadedObject> objects;  // load (breadth-first) order; [0] is the file
+  std::vector<DependencyEdge> edges;  // in the order ld.so resolves them
+  bool all_found() const;
+};
+
+// Splits an LD_LIBRARY_PATH-style list (':' or ';' separated; empty entries kept).
+std::vector<std::string> split_search_path(const std::string& list);
+
+// Resolves file's dependencies recursively, breadth-first as ld.so loads them.
+Expected<DependencyTree> resolve_tree(const std::filesystem::path& file, const SearchEnvironment& env);
+
+// Resolves one name as `requester` (an object of tree) would, without loading it.
+Resolution resolve_name(const DependencyTree& tree, size_t requester, const std::string& name,
+                        const SearchEnvironment& env);
+
+}  // namespace runpatch

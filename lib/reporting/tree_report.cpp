@@ -1,0 +1,87 @@
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "runpatch/report.hpp"
+
+namespace runpatch {
+
+namespace {
+
+std::string source_label(const Resolution& r) {
+  switch (r.via) {
+    case FoundVia::Rpath:
+      return r.via_object.empty() ? "rpath" : "rpath of " + r.via_object;
+    default:
+      return found_via_name(r.via);
+  }
+}
+
+}  // namespace
+
+std::string format_tree(const DependencyTree& tree, bool color) {
+  const char* red = color ? "\033[1;31m" : "";
+  const char* dim = color ? "\033[2m" : "";
+  const char* reset = color ? "\033[0m" : "";
+  std::string out = tree.objects.empty() ? "" : tree.objects[0].path + "\n";
+  std::vector<bool> printed(tree.objects.size(), false);
+  if (!printed.empty()) printed[0] = true;
+  std::function<void(size_t, const std::string&)> walk = [&](size_t from, const std::string& indent) {
+    std::vector<const DependencyEdge*> children;
+    for (const auto& e : tree.edges)
+      if (e.from == from && !(e.to && printed[*e.to] && e.resolution.via == FoundVia::AlreadyLoaded)) children.push_back(&e);
+    // Libraries shown elsewhere already are not repeated, as in libtree.
+    std::vector<const DependencyEdge*> shown;
+    for (const auto* e : children)
+      if (!e->to || !printed[*e->to]) {
+        shown.push_back(e);
+        if (e->to) printed[*e->to] = true;
+      }
+    for (size_t i = 0; i < shown.size(); ++i) {
+      const auto& e = *shown[i];
+      bool last = i + 1 == shown.size();
+      out += indent + (last ? "└── " : "├── ");
+      if (!e.to && !e.resolution.path) {
+        out += fmt::format("{}{} not found{}\n", red, e.resolution.name, reset);
+        continue;
+      }
+      out += fmt::format("{} {}=> {} [{}]{}\n", e.resolution.name, dim, e.resolution.path.value_or("?"),
+                         source_label(e.resolution), reset);
+      if (e.to) walk(*e.to, indent + (last ? "    " : "│   "));
+    }
+  };
+  if (!tree.objects.empty()) walk(0, "");
+  return out;
+}
+
+nlohmann::json resolution_json(const Resolution& r) {
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const auto& a : r.attempts) attempts.push_back({{"path", a.path}, {"outcome", a.outcome}, {"rule", a.rule}});
+  return {{"name", r.name},
+          {"path", r.path ? nlohmann::json(*r.path) : nlohmann::json(nullptr)},
+          {"via", found_via_name(r.via)},
+          {"via_object", r.via_object},
+          {"attempts", attempts}};
+}
+
+nlohmann::json tree_json(const DependencyTree& tree) {
+  nlohmann::json objects = nlohmann::json::array();
+  for (const auto& o : tree.objects)
+    objects.push_back({{"path", o.path},
+                       {"soname", o.info.soname ? nlohmann::json(*o.info.soname) : nlohmann::json(nullptr)},
+                       {"depth", o.depth},
+                       {"loader", o.loader ? nlohmann::json(*o.loader) : nlohmann::json(nullptr)}});
+  nlohmann::json edges = nlohmann::json::array();
+  for (const auto& e : tree.edges) {
+    auto j = resolution_json(e.resolution);
+    j["from"] = e.from;
+    j["to"] = e.to ? nlohmann::json(*e.to) : nlohmann::json(nullptr);
+    edges.push_back(j);
+  }
+  return {{"file", tree.objects.empty() ? "" : tree.objects[0].path},
+          {"all_found", tree.all_found()},
+          {"objects", objects},
+          {"edges", edges}};
+}
+
+}  // namespace runpatch

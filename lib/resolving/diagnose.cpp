@@ -1,0 +1,43 @@
+#include "runpatch/diagnose.hpp"
+
+#include <fmt/format.h>
+
+#include "runpatch/scan.hpp"
+
+namespace runpatch {
+
+bool is_stub_library(const std::string& path) {
+  return path.find("/stubs/") != std::string::npos || path.rfind("stubs/", 0) == 0;
+}
+
+std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const DependencyEdge& edge,
+                                      const std::vector<std::filesystem::path>& search_dirs) {
+  std::vector<Suggestion> out;
+  const auto& requester = tree.objects[edge.from];
+  const auto& want = tree.objects[0].info.identity;
+  TreeListing listing = list_elf_files(search_dirs);
+  for (const auto& file : listing.elf_files) {
+    if (file.filename() != edge.resolution.name) continue;
+    auto info = read_elf_info(file);
+    if (!info) continue;
+    Suggestion s{file.string(), "usable", ""};
+    std::string dir = file.parent_path().string();
+    if (info->identity.elf_class != want.elf_class || info->identity.machine != want.machine ||
+        info->identity.byte_order != want.byte_order) {
+      s.verdict = fmt::format("wrong class or machine: ELF{} {}", info->identity.elf_class == ElfClass::Elf64 ? 64 : 32,
+                              machine_name(info->identity.machine));
+      s.advice = fmt::format("{} is built for another machine; it cannot satisfy {}", file.string(), requester.path);
+    } else if (is_stub_library(file.string())) {
+      s.verdict = "stub";
+      s.advice = fmt::format("{} is a link-time stub: never put {} in a runpath (the real library comes from the driver)",
+                             file.string(), dir);
+    } else {
+      s.advice = fmt::format("add {} to the runpath of {}: runpatch set --add-runpath {} {}", dir, requester.path, dir,
+                             requester.path);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace runpatch

@@ -1,0 +1,83 @@
+// The running system's loader settings, as its ld.so reports them.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+#include "runpatch/resolve.hpp"
+
+namespace runpatch {
+
+namespace {
+
+// `ld.so --list-diagnostics` (glibc ≥ 2.33) prints key="value" lines.
+std::map<std::string, std::string> loader_diagnostics(const std::string& loader) {
+  std::map<std::string, std::string> values;
+  std::string command = "'" + loader + "' --list-diagnostics 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  if (!pipe) return values;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe.get())) {
+    std::string text(line);
+    auto eq = text.find('=');
+    if (eq == std::string::npos) continue;
+    std::string value = text.substr(eq + 1);
+    while (!value.empty() && (value.back() == '\n' || value.back() == '"')) value.pop_back();
+    if (!value.empty() && value.front() == '"') value.erase(0, 1);
+    values[text.substr(0, eq)] = value;
+  }
+  return values;
+}
+
+}  // namespace
+
+std::vector<std::string> split_search_path(const std::string& list) {
+  std::vector<std::string> entries;
+  size_t start = 0;
+  for (;;) {
+    size_t sep = list.find_first_of(":;", start);
+    entries.push_back(list.substr(start, sep - start));
+    if (sep == std::string::npos) return entries;
+    start = sep + 1;
+  }
+}
+
+SearchEnvironment SearchEnvironment::host(bool with_ld_library_path) {
+  SearchEnvironment env;
+  // The loader that runs this very program is the host's.
+  for (const char* loader : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux.so.2",
+                             "/lib64/ld64.so.2", "/lib64/ld64.so.1", "/lib/ld-linux-armhf.so.3",
+                             "/lib/ld-linux-riscv64-lp64d.so.1"}) {
+    if (::access(loader, X_OK) != 0) continue;
+    auto d = loader_diagnostics(loader);
+    if (d.empty()) break;
+    env.lib = d["dl_dst_lib"];
+    env.platform = d["dl_platform"];
+    std::vector<std::string> dirs;
+    for (int i = 0; d.count("path.system_dirs[0x" + std::to_string(i) + "]"); ++i) {
+      std::string dir = d["path.system_dirs[0x" + std::to_string(i) + "]"];
+      if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      dirs.push_back(dir);
+    }
+    if (!dirs.empty()) env.default_dirs = dirs;
+    // dl_hwcaps_subdirs lists candidates best first; the active mask selects them.
+    std::string subdirs = d["dl_hwcaps_subdirs"];
+    unsigned long active = std::strtoul(d["dl_hwcaps_subdirs_active"].c_str(), nullptr, 0);
+    size_t bit = 0;
+    for (size_t start = 0; start < subdirs.size(); ++bit) {
+      size_t colon = subdirs.find(':', start);
+      std::string sub = subdirs.substr(start, colon - start);
+      if (!sub.empty() && (active >> bit & 1)) env.hwcaps_subdirs.push_back(sub);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+    break;
+  }
+  if (with_ld_library_path)
+    if (const char* llp = std::getenv("LD_LIBRARY_PATH")) env.ld_library_path = split_search_path(llp);
+  return env;
+}
+
+}  // namespace runpatch

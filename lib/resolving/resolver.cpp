@@ -1,0 +1,328 @@
+// Breadth-first dependency resolution following glibc's _dl_map_object:
+// loaded names, names with a slash, DT_RPATH of the loader chain (only while
+// the requester has no DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH of the
+// requester, ld.so.cache, default directories (both skipped for NODEFLIB).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "resolving/machine_defaults.hpp"
+#include "runpatch/edit.hpp"
+#include "runpatch/ld_so_cache.hpp"
+#include "runpatch/resolve.hpp"
+
+namespace runpatch {
+
+namespace fs = std::filesystem;
+
+std::string found_via_name(FoundVia via) {
+  switch (via) {
+    case FoundVia::AlreadyLoaded: return "already loaded";
+    case FoundVia::DirectPath: return "path";
+    case FoundVia::Rpath: return "rpath";
+    case FoundVia::LdLibraryPath: return "LD_LIBRARY_PATH";
+    case FoundVia::Runpath: return "runpath";
+    case FoundVia::LdSoCache: return "ld.so.cache";
+    case FoundVia::DefaultDirs: return "default path";
+    case FoundVia::NotFound: return "not found";
+  }
+  return "?";
+}
+
+bool DependencyTree::all_found() const {
+  return std::all_of(edges.begin(), edges.end(), [](const DependencyEdge& e) { return e.resolution.path.has_value(); });
+}
+
+namespace {
+
+bool compatible(const ElfIdentity& want, const ElfIdentity& have) {
+  auto gnu_or_sysv = [](uint8_t abi) { return abi == 0 || abi == 3; };
+  return want.elf_class == have.elf_class && want.byte_order == have.byte_order && want.machine == have.machine &&
+         (have.osabi == want.osabi || (gnu_or_sysv(have.osabi) && gnu_or_sysv(want.osabi)));
+}
+
+std::string dirname_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+class Resolver {
+ public:
+  explicit Resolver(const SearchEnvironment& env) : env_(env) {}
+
+  Expected<DependencyTree> run(const fs::path& file) {
+    RUNPATCH_TRY(ElfInfo info, read_elf_info(file));
+    LoadedObject root{loader_view(file), info, std::nullopt, 0};
+    identity_ = info.identity;
+    setup_defaults();
+    tree_.objects.push_back(root);
+    names_.push_back({});
+    record_inode(0, file);
+    load_interpreter();
+    for (const auto& name : env_.preload) link(0, resolve(tree_, 0, name), /*preload=*/true);
+    for (size_t i = 0; i < tree_.objects.size(); ++i)
+      for (const auto& name : tree_.objects[i].info.needed) link(i, resolve(tree_, i, name), false);
+    return std::move(tree_);
+  }
+
+  Resolution resolve(const DependencyTree& tree, size_t requester, const std::string& name) {
+    if (identity_.machine == 0) {
+      identity_ = tree.objects[0].info.identity;
+      setup_defaults();
+    }
+    Resolution r;
+    r.name = name;
+    const LoadedObject& req = tree.objects[requester];
+    for (size_t i = 0; i < tree.objects.size() && i < names_.size(); ++i)
+      if (std::find(names_[i].begin(), names_[i].end(), name) != names_[i].end() || tree.objects[i].path == name) {
+        r.path = tree.objects[i].path;
+        r.via = FoundVia::AlreadyLoaded;
+        r.via_object = tree.objects[i].path;
+        return r;
+      }
+    if (name.find('/') != std::string::npos) {
+      for (const auto& path : expand(name, req)) {
+        if (probe(path, "path in DT_NEEDED", r)) {
+          r.via = FoundVia::DirectPath;
+          return r;
+        }
+      }
+      return r;
+    }
+    if (!req.info.runpath) {
+      std::vector<bool> visited(tree.objects.size(), false);
+      for (std::optional<size_t> l = requester; l; l = tree.objects[*l].loader) {
+        visited[*l] = true;
+        if (search_rpath_of(tree, *l, name, r)) return r;
+      }
+      if (!visited[0] && search_rpath_of(tree, 0, name, r)) return r;
+    }
+    if (search(env_.ld_library_path, tree.objects[0], name, "LD_LIBRARY_PATH", r)) {
+      r.via = FoundVia::LdLibraryPath;
+      return r;
+    }
+    if (req.info.runpath && search(split_runpath(*req.info.runpath), req, name, "runpath of " + req.path, r)) {
+      r.via = FoundVia::Runpath;
+      r.via_object = req.path;
+      return r;
+    }
+    if (req.info.nodeflib()) return r;
+    if (search_cache(name, r)) {
+      r.via = FoundVia::LdSoCache;
+      return r;
+    }
+    if (search(default_dirs_, req, name, "default path", r)) r.via = FoundVia::DefaultDirs;
+    return r;
+  }
+
+ private:
+  void setup_defaults() {
+    MachineDefaults defaults = machine_defaults(identity_);
+    default_dirs_ = env_.default_dirs.value_or(defaults.default_dirs);
+    platform_ = env_.platform.empty() ? defaults.platform : env_.platform;
+    lib_ = env_.lib.empty() ? (defaults.multiarch.empty() ? "lib" : "lib/" + defaults.multiarch) : env_.lib;
+    interpreter_default_ = defaults.interpreter;
+  }
+
+  // The interpreter is mapped before anything else; its SONAME satisfies libc's DT_NEEDED on it.
+  void load_interpreter() {
+    const auto& root = tree_.objects[0].info;
+    std::string interp = root.interpreter.value_or(interpreter_default_);
+    if (interp.empty()) return;
+    auto info = read_elf_info(host_path(interp));
+    if (!info || !compatible(identity_, info->identity)) return;
+    tree_.objects.push_back({interp, *info, std::nullopt, 1});
+    names_.push_back({});
+    if (info->soname) names_.back().push_back(*info->soname);
+    record_inode(tree_.objects.size() - 1, host_path(interp));
+  }
+
+  void link(size_t from, Resolution r, bool preload) {
+    (void)preload;
+    DependencyEdge edge{from, r, std::nullopt};
+    if (r.path) {
+      fs::path host = host_path(*r.path);
+      struct stat st {};
+      std::optional<size_t> existing;
+      if (::stat(host.c_str(), &st) == 0) {
+        auto it = inodes_.find({st.st_dev, st.st_ino});
+        if (it != inodes_.end()) existing = it->second;
+      }
+      for (size_t i = 0; !existing && i < tree_.objects.size(); ++i)
+        if (tree_.objects[i].path == *r.path) existing = i;
+      if (existing) {
+        edge.to = existing;
+        names_[*existing].push_back(r.name);
+      } else {
+        auto info = read_elf_info(host);
+        if (info) {
+          tree_.objects.push_back({*r.path, *info, from, tree_.objects[from].depth + 1});
+          names_.push_back({r.name});
+          if (info->soname) names_.back().push_back(*info->soname);
+          edge.to = tree_.objects.size() - 1;
+          record_inode(*edge.to, host);
+        }
+      }
+    }
+    tree_.edges.push_back(std::move(edge));
+  }
+
+  void record_inode(size_t index, const fs::path& host) {
+    struct stat st {};
+    if (::stat(host.c_str(), &st) == 0) inodes_.emplace(std::make_pair(st.st_dev, st.st_ino), index);
+  }
+
+  bool search_rpath_of(const DependencyTree& tree, size_t object, const std::string& name, Resolution& r) {
+    const auto& o = tree.objects[object];
+    if (!o.info.rpath || o.info.runpath) return false;  // DT_RUNPATH present: DT_RPATH is ignored
+    if (!search(split_runpath(*o.info.rpath), o, name, "rpath of " + o.path, r)) return false;
+    r.via = FoundVia::Rpath;
+    r.via_object = o.path;
+    return true;
+  }
+
+  bool search(const std::vector<std::string>& entries, const LoadedObject& owner, const std::string& name,
+              const std::string& rule, Resolution& r) {
+    for (const auto& entry : entries)
+      for (const auto& dir : expand(entry.empty() ? "." : entry, owner)) {
+        for (const auto& sub : env_.hwcaps_subdirs) {
+          std::string hw = dir + "/glibc-hwcaps/" + sub;
+          if (is_directory(hw) && probe(hw + "/" + name, rule, r)) return true;
+        }
+        if (probe((dir == "/" ? "" : dir) + "/" + name, rule, r)) return true;
+      }
+    return false;
+  }
+
+  bool search_cache(const std::string& name, Resolution& r) {
+    if (!cache_loaded_) {
+      cache_loaded_ = true;
+      fs::path cache_path = env_.ld_so_cache ? *env_.ld_so_cache : host_path("/etc/ld.so.cache");
+      if (auto parsed = read_ld_so_cache(cache_path)) {
+        cache_ = std::move(*parsed);
+      } else {
+        conf_dirs_ = read_ld_so_conf(env_.root);  // no cache: what ldconfig would have put in it
+      }
+    }
+    if (cache_) {
+      for (const auto& e : *cache_)
+        if (e.name == name && probe(e.path, "ld.so.cache", r)) return true;
+      return false;
+    }
+    for (const auto& dir : conf_dirs_)
+      if (probe(dir + "/" + name, "ld.so.conf", r)) return true;
+    return false;
+  }
+
+  bool probe(const std::string& path, const std::string& rule, Resolution& r) {
+    fs::path host = host_path(path);
+    struct stat st {};
+    if (::stat(host.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      r.attempts.push_back({path, "no such file", rule});
+      return false;
+    }
+    auto info = read_elf_info(host);
+    if (!info) {
+      r.attempts.push_back({path, "not loadable: " + info.error().what, rule});
+      return false;
+    }
+    if (!compatible(identity_, info->identity)) {
+      r.attempts.push_back({path,
+                            "wrong class or machine: " + std::string(info->identity.elf_class == ElfClass::Elf64 ? "ELF64 " : "ELF32 ") +
+                                machine_name(info->identity.machine),
+                            rule});
+      return false;
+    }
+    r.attempts.push_back({path, "found", rule});
+    r.path = path;
+    return true;
+  }
+
+  // Dynamic string tokens; an entry with $ORIGIN of an object without a known directory is dropped.
+  std::vector<std::string> expand(const std::string& entry, const LoadedObject& owner) const {
+    std::string out;
+    for (size_t i = 0; i < entry.size();) {
+      if (entry[i] != '$') {
+        out += entry[i++];
+        continue;
+      }
+      auto token = [&](const char* name) {
+        size_t n = std::strlen(name);
+        bool ends = i + 1 + n == entry.size() ||
+                    (!std::isalnum(static_cast<unsigned char>(entry[i + 1 + n])) && entry[i + 1 + n] != '_');
+        if (entry.compare(i + 1, n, name) == 0 && ends) return n + 1;
+        if (entry.compare(i + 1, n + 2, std::string("{") + name + "}") == 0) return n + 3;
+        return size_t(0);
+      };
+      if (size_t n = token("ORIGIN")) {
+        out += dirname_of(owner.path);
+        i += n;
+      } else if (size_t n2 = token("LIB")) {
+        out += lib_;
+        i += n2;
+      } else if (size_t n3 = token("PLATFORM")) {
+        out += platform_;
+        i += n3;
+      } else {
+        return {};  // unknown token: glibc ignores the whole entry
+      }
+    }
+    return {out};
+  }
+
+  // The loader's view of a host path: relative to root.
+  std::string loader_view(const fs::path& file) const {
+    std::error_code ec;
+    fs::path absolute = fs::weakly_canonical(fs::absolute(file), ec);
+    if (env_.root == "/" || env_.root.empty()) return absolute.string();
+    fs::path root = fs::weakly_canonical(fs::absolute(env_.root), ec);
+    auto rel = absolute.lexically_relative(root);
+    if (rel.empty() || rel.native().rfind("..", 0) == 0) return absolute.string();
+    return "/" + rel.string();
+  }
+
+  fs::path host_path(const std::string& loader_path) const {
+    if (env_.root == "/" || env_.root.empty() || loader_path.empty() || loader_path[0] != '/') return loader_path;
+    return env_.root / fs::path(loader_path).relative_path();
+  }
+
+  bool is_directory(const std::string& path) {
+    auto it = dir_exists_.find(path);
+    if (it != dir_exists_.end()) return it->second;
+    struct stat st {};
+    bool yes = ::stat(host_path(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    dir_exists_[path] = yes;
+    return yes;
+  }
+
+  const SearchEnvironment& env_;
+  DependencyTree tree_;
+  std::vector<std::vector<std::string>> names_;  // names each object satisfies
+  std::map<std::pair<dev_t, ino_t>, size_t> inodes_;
+  ElfIdentity identity_{};
+  std::vector<std::string> default_dirs_;
+  std::string platform_, lib_, interpreter_default_;
+  bool cache_loaded_ = false;
+  std::optional<std::vector<CacheEntry>> cache_;
+  std::vector<std::string> conf_dirs_;
+  std::map<std::string, bool> dir_exists_;
+};
+
+}  // namespace
+
+Expected<DependencyTree> resolve_tree(const fs::path& file, const SearchEnvironment& env) {
+  return Resolver(env).run(file);
+}
+
+Resolution resolve_name(const DependencyTree& tree, size_t requester, const std::string& name,
+                        const SearchEnvironment& env) {
+  Resolver resolver(env);
+  return resolver.resolve(tree, requester, name);
+}
+
+}  // namespace runpatch

@@ -1,0 +1,59 @@
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "runpatch/diagnose.hpp"
+#include "runpatch/report.hpp"
+#include "search_options.hpp"
+
+namespace runpatch::cli {
+
+Command add_why_command(CLI::App& root) {
+  struct Options {
+    std::string library, file;
+    std::vector<std::string> search_dirs;
+    bool json = false;
+    SearchOptions search;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = root.add_subcommand("why", "Explain every step the loader takes for LIB when loading FILE");
+  app->add_option("LIB", o->library, "Library name as in DT_NEEDED (e.g. libcudart.so.13)")->required();
+  app->add_option("FILE", o->file, "The program or library that (indirectly) needs it")->required();
+  app->add_option("--search", o->search_dirs, "Directories (e.g. other outputs) to look for a fix in");
+  app->add_flag("--json", o->json, "Print JSON");
+  o->search.add_to(app);
+  return {app, [o] {
+            auto tree = resolve_tree(o->file, o->search.environment());
+            if (!tree) {
+              fmt::print(stderr, "runpatch: {}\n", tree.error().message());
+              return kExitProblem;
+            }
+            std::vector<std::filesystem::path> dirs(o->search_dirs.begin(), o->search_dirs.end());
+            nlohmann::json report = nlohmann::json::array();
+            bool any = false, missing = false;
+            for (const auto& edge : tree->edges) {
+              const auto& r = edge.resolution;
+              if (r.name != o->library) continue;
+              any = true;
+              missing = missing || !r.path;
+              auto suggestions = r.path ? std::vector<Suggestion>{} : suggest_fixes(*tree, edge, dirs);
+              if (o->json) {
+                auto j = resolution_json(r);
+                j["needed_by"] = tree->objects[edge.from].path;
+                for (const auto& s : suggestions)
+                  j["suggestions"].push_back({{"candidate", s.candidate}, {"verdict", s.verdict}, {"advice", s.advice}});
+                report.push_back(j);
+                continue;
+              }
+              fmt::print("{} needed by {}\n", r.name, tree->objects[edge.from].path);
+              for (const auto& a : r.attempts) fmt::print("  {:<60} {} ({})\n", a.path, a.outcome, a.rule);
+              if (r.path) fmt::print("  => {} via {}\n", *r.path, found_via_name(r.via));
+              else fmt::print("  => not found\n");
+              for (const auto& s : suggestions) fmt::print("  fix: {}\n", s.advice);
+            }
+            if (o->json) fmt::print("{}\n", report.dump(2));
+            else if (!any) fmt::print("{} does not need {} (directly or through its dependencies)\n", o->file, o->library);
+            return any && !missing ? kExitOk : kExitProblem;
+          }};
+}
+
+}  // namespace runpatch::cli
