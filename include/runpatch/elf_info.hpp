@@ -28,6 +28,15 @@ struct ElfIdentity {
   bool operator==(const ElfIdentity&) const = default;
 };
 
+// A library the file loads with dlopen, from its .note.dlopen metadata.
+struct DlopenDependency {
+  std::vector<std::string> sonames;  // any one satisfies it
+  std::string feature;
+  std::string priority;  // "required", "recommended" or "suggested"
+
+  bool operator==(const DlopenDependency&) const = default;
+};
+
 struct ElfInfo {
   std::string path;
   ElfIdentity identity;
@@ -47,6 +56,7 @@ struct ElfInfo {
   uint64_t flags_1 = 0;                    // DT_FLAGS_1
   uint64_t spare_dynamic_slots = 0;        // DT_NULL entries beyond the terminator
   std::vector<std::string> duplicate_tags; // e.g. "DT_RUNPATH" appearing twice
+  std::vector<DlopenDependency> dlopen;    // FDO .note.dlopen entries
 
   bool is_static() const { return !has_dynamic; }
   bool is_pie() const;

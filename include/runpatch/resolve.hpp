@@ -68,18 +68,26 @@ struct DependencyEdge {
   size_t from;                 // requesting object
   Resolution resolution;
   std::optional<size_t> to;    // object it resolved to
+  bool dlopen = false;         // loaded at run time (.note.dlopen, or libcuda.so.1 for libcudart)
+  std::string dlopen_reason;   // the note's feature, or why it is implied
 };
 
 struct DependencyTree {
   std::vector<LoadedObject> objects;  // load (breadth-first) order; [0] is the file
-  std::vector<DependencyEdge> edges;  // in the order ld.so resolves them
+  std::vector<DependencyEdge> edges;  // in the order ld.so resolves them; dlopen ones last
+  // Every DT_NEEDED found (dlopen'ed libraries may legitimately be absent at build time).
   bool all_found() const;
 };
 
 // Splits an LD_LIBRARY_PATH-style list (':' or ';' separated; empty entries kept).
 std::vector<std::string> split_search_path(const std::string& list);
 
-// Resolves file's dependencies recursively, breadth-first as ld.so loads them.
+// Libraries an object loads with dlopen: its .note.dlopen entries, and
+// libcuda.so.1 for libcudart (the CUDA runtime dlopens the driver library).
+std::vector<DlopenDependency> dlopen_dependencies(const ElfInfo& info);
+
+// Resolves file's dependencies recursively, breadth-first as ld.so loads them,
+// then what each loaded object dlopens, searched as that object's dlopen would.
 Expected<DependencyTree> resolve_tree(const std::filesystem::path& file, const SearchEnvironment& env);
 
 // Resolves one name as `requester` (an object of tree) would, without loading it.

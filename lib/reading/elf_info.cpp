@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "reading/dlopen_notes.hpp"
 #include "reading/dynamic_table.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/mapped_file.hpp"
@@ -81,6 +82,7 @@ Expected<ElfInfo> extract(const ElfView<E>& view) {
   info.shnum = view.shdrs().size();
   RUNPATCH_CHECK(read_interpreter(view, info));
   RUNPATCH_CHECK(read_dynamic_facts(view, info));
+  read_dlopen_notes(view, info);
   return info;
 }
 

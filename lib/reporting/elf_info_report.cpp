@@ -11,6 +11,11 @@ std::string class_text(const ElfIdentity& id) {
   return fmt::format("ELF{} {}", id.elf_class == ElfClass::Elf64 ? 64 : 32,
                      id.byte_order == ByteOrder::Big ? "big-endian" : "little-endian");
 }
+nlohmann::json dlopen_json(const std::vector<DlopenDependency>& deps) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& d : deps) out.push_back({{"soname", d.sonames}, {"feature", d.feature}, {"priority", d.priority}});
+  return out;
+}
 std::string or_dash(const std::optional<std::string>& value) {
   return value ? (value->empty() ? "\"\"" : *value) : "-";
 }
@@ -36,6 +41,9 @@ std::string format_elf_info(const ElfInfo& info) {
   line("needed", info.needed.empty() ? "-" : fmt::format("{}", fmt::join(info.needed, " ")));
   auto flags = flags_1_names(info.flags_1);
   line("flags_1", flags.empty() ? "-" : fmt::format("{}", fmt::join(flags, " ")));
+  for (const auto& d : info.dlopen)
+    line("dlopen", fmt::format("{} ({}{})", fmt::join(d.sonames, " | "), d.priority.empty() ? "" : d.priority + ", ",
+                               d.feature));
   if (!info.duplicate_tags.empty())
     line("duplicates", fmt::format("{} (the loader uses the first)", fmt::join(info.duplicate_tags, " ")));
   return out;
@@ -78,6 +86,7 @@ nlohmann::json elf_info_json(const ElfInfo& info) {
       {"section_headers", info.shnum},
       {"program_headers", info.phnum},
       {"duplicate_tags", info.duplicate_tags},
+      {"dlopen", dlopen_json(info.dlopen)},
   };
 }
 

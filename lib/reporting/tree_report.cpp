@@ -29,7 +29,8 @@ std::string format_tree(const DependencyTree& tree, bool color) {
   std::function<void(size_t, const std::string&)> walk = [&](size_t from, const std::string& indent) {
     std::vector<const DependencyEdge*> children;
     for (const auto& e : tree.edges)
-      if (e.from == from && !(e.to && printed[*e.to] && e.resolution.via == FoundVia::AlreadyLoaded)) children.push_back(&e);
+      if (e.from == from && !e.dlopen && !(e.to && printed[*e.to] && e.resolution.via == FoundVia::AlreadyLoaded))
+        children.push_back(&e);
     // Libraries shown elsewhere already are not repeated, as in libtree.
     std::vector<const DependencyEdge*> shown;
     for (const auto* e : children)
@@ -51,6 +52,15 @@ std::string format_tree(const DependencyTree& tree, bool color) {
     }
   };
   if (!tree.objects.empty()) walk(0, "");
+  for (const auto& e : tree.edges) {
+    if (!e.dlopen) continue;
+    out += fmt::format("dlopen by {}: ", tree.objects[e.from].path);
+    if (e.resolution.path)
+      out += fmt::format("{} {}=> {} [{}]{} ({})\n", e.resolution.name, dim, *e.resolution.path,
+                         source_label(e.resolution), reset, e.dlopen_reason);
+    else
+      out += fmt::format("{}{} not found{} ({})\n", red, e.resolution.name, reset, e.dlopen_reason);
+  }
   return out;
 }
 
@@ -76,6 +86,8 @@ nlohmann::json tree_json(const DependencyTree& tree) {
     auto j = resolution_json(e.resolution);
     j["from"] = e.from;
     j["to"] = e.to ? nlohmann::json(*e.to) : nlohmann::json(nullptr);
+    j["dlopen"] = e.dlopen;
+    if (e.dlopen) j["dlopen_reason"] = e.dlopen_reason;
     edges.push_back(j);
   }
   return {{"file", tree.objects.empty() ? "" : tree.objects[0].path},

@@ -34,7 +34,19 @@ std::string found_via_name(FoundVia via) {
 }
 
 bool DependencyTree::all_found() const {
-  return std::all_of(edges.begin(), edges.end(), [](const DependencyEdge& e) { return e.resolution.path.has_value(); });
+  return std::all_of(edges.begin(), edges.end(),
+                     [](const DependencyEdge& e) { return e.dlopen || e.resolution.path.has_value(); });
+}
+
+std::vector<DlopenDependency> dlopen_dependencies(const ElfInfo& info) {
+  std::vector<DlopenDependency> deps = info.dlopen;
+  std::string name = info.soname.value_or(std::filesystem::path(info.path).filename().string());
+  bool is_cudart = name.rfind("libcudart.so", 0) == 0;
+  bool has_libcuda = std::any_of(deps.begin(), deps.end(), [](const DlopenDependency& d) {
+    return std::find(d.sonames.begin(), d.sonames.end(), "libcuda.so.1") != d.sonames.end();
+  });
+  if (is_cudart && !has_libcuda) deps.push_back({{"libcuda.so.1"}, "CUDA driver (dlopened by libcudart)", "required"});
+  return deps;
 }
 
 namespace {
@@ -67,6 +79,20 @@ class Resolver {
     for (const auto& name : env_.preload) link(0, resolve(tree_, 0, name), /*preload=*/true);
     for (size_t i = 0; i < tree_.objects.size(); ++i)
       for (const auto& name : tree_.objects[i].info.needed) link(i, resolve(tree_, i, name), false);
+    // dlopen searches with the calling object's own DT_RUNPATH, like a DT_NEEDED of it.
+    size_t loaded = tree_.objects.size();
+    for (size_t i = 0; i < loaded; ++i)
+      for (const auto& dep : dlopen_dependencies(tree_.objects[i].info)) {
+        Resolution r;
+        for (const auto& soname : dep.sonames) {
+          r = resolve(tree_, i, soname);
+          if (r.path) break;
+        }
+        DependencyEdge edge{i, r, std::nullopt, true, dep.feature};
+        for (size_t k = 0; r.path && k < tree_.objects.size(); ++k)
+          if (tree_.objects[k].path == *r.path) edge.to = k;
+        tree_.edges.push_back(std::move(edge));
+      }
     return std::move(tree_);
   }
 

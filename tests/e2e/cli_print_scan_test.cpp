@@ -120,3 +120,46 @@ TEST(CliSet, EditsDryRunsAndRefusesConflicts) {
 
 }  // namespace
 }  // namespace runpatch
+
+namespace runpatch {
+namespace {
+
+TEST(CliTreeWhy, TreeMarksMissingAndWhySuggestsFixes) {
+  auto arches = test::fixture_arches();
+  fs::path dir = test::scratch_dir("cli_why");
+  fs::copy_file(host().dir / "prog-norunpath", dir / "prog");
+  fs::create_directories(dir / "out/lib");
+  fs::create_directories(dir / "dev/lib/stubs");
+  fs::create_directories(dir / "cross");
+  fs::copy_file(host().dir / "lib/libgreet.so", dir / "out/lib/libgreet.so");
+  fs::copy_file(host().dir / "lib/libgreet.so", dir / "dev/lib/stubs/libgreet.so");
+  for (const auto& a : arches)
+    if (a.name == "aarch64") fs::copy_file(a.dir / "lib/libgreet.so", dir / "cross/libgreet.so");
+
+  auto tree = runpatch_cli({"tree", "--ignore-environment", (dir / "prog").string()}, false);
+  EXPECT_EQ(tree.exit_code, 1);
+  EXPECT_NE(tree.output.find("└── libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 [ld.so.cache]"), std::string::npos) << tree.output;
+  EXPECT_NE(tree.output.find("libgreet.so not found"), std::string::npos) << tree.output;
+
+  auto why = runpatch_cli({"why", "--ignore-environment", "libgreet.so", (dir / "prog").string(), "--search",
+                           (dir / "out").string(), (dir / "dev").string(), (dir / "cross").string()},
+                          false);
+  EXPECT_EQ(why.exit_code, 1);
+  EXPECT_NE(why.output.find("libgreet.so needed by " + (dir / "prog").string()), std::string::npos) << why.output;
+  EXPECT_NE(why.output.find("/lib/x86_64-linux-gnu/libgreet.so"), std::string::npos) << "default path attempt shown";
+  EXPECT_NE(why.output.find("fix: add " + (dir / "out/lib").string() + " to the runpath of"), std::string::npos) << why.output;
+  EXPECT_NE(why.output.find("is a link-time stub"), std::string::npos) << why.output;
+  if (fs::exists(dir / "cross/libgreet.so")) {
+    EXPECT_NE(why.output.find("is built for another machine"), std::string::npos) << why.output;
+  }
+
+  auto ok = runpatch_cli({"why", "--ignore-environment", "libc.so.6", (dir / "prog").string()}, false);
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_NE(ok.output.find("=> /lib/x86_64-linux-gnu/libc.so.6 via ld.so.cache"), std::string::npos) << ok.output;
+  auto json = runpatch_cli({"tree", "--json", "--ignore-environment", (dir / "prog").string()}, false);
+  auto doc = nlohmann::json::parse(json.output);
+  EXPECT_EQ(doc[0]["all_found"], false);
+}
+
+}  // namespace
+}  // namespace runpatch

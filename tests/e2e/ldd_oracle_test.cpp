@@ -53,6 +53,7 @@ std::optional<LoaderView> ld_so_list(const fs::path& file) {
 LoaderView ours(const DependencyTree& tree) {
   LoaderView view;
   for (const auto& e : tree.edges) {
+    if (e.dlopen) continue;  // ld.so --list shows DT_NEEDED only
     if (!e.resolution.path) view.missing.insert(e.resolution.name);
     else if (e.to && *e.to > 0 && e.resolution.via != FoundVia::AlreadyLoaded &&
              tree.objects[*e.to].path != kHostLoader) {

@@ -243,6 +243,31 @@ TEST_F(ResolverTree, ForeignRootUsesThatMachinesDefaultDirs) {
   EXPECT_EQ(greet->resolution.via, FoundVia::DefaultDirs);
 }
 
+TEST_F(ResolverTree, DlopenNoteAndCudartAreResolvedWithTheCallersRunpath) {
+  fs::path plugin = copy(host_.dir / "libplugin-host.so", dir_ / "pkg/libplugin-host.so");
+  copy(host_.dir / "lib/libgreet.so", dir_ / "pkg/lib/libgreet.so");
+  ASSERT_EQ(read_elf_info(plugin)->dlopen.size(), 1u);
+  EXPECT_EQ(read_elf_info(plugin)->dlopen[0].sonames, std::vector<std::string>{"libgreet.so"});
+  auto tree = resolve_tree(plugin, env());
+  ASSERT_TRUE(tree) << tree.error().message();
+  const auto* e = edge(*tree, "libgreet.so");
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->dlopen);
+  EXPECT_EQ(e->dlopen_reason, "greeting");
+  EXPECT_EQ(e->resolution.via, FoundVia::Runpath);
+  // libcudart dlopens libcuda.so.1: searched with libcudart's own runpath.
+  fs::path cudart = copy(host_.dir / "libnosoname.so", dir_ / "cuda/lib/libcudart.so.13");
+  copy(host_.dir / "lib/libgreet.so", dir_ / "driver/libcuda.so.1");
+  set_runpath(cudart, (dir_ / "driver").string());
+  tree = resolve_tree(cudart, env());
+  ASSERT_TRUE(tree);
+  const auto* cuda = edge(*tree, "libcuda.so.1");
+  ASSERT_TRUE(cuda && cuda->resolution.path);
+  EXPECT_TRUE(cuda->dlopen);
+  EXPECT_EQ(*cuda->resolution.path, (dir_ / "driver/libcuda.so.1").string());
+  EXPECT_TRUE(tree->all_found());
+}
+
 TEST(LdSoCacheParser, RejectsGarbageWithAnError) {
   std::vector<uint8_t> junk = {'g', 'l', 'i', 'b', 'c'};
   EXPECT_FALSE(parse_ld_so_cache(junk, "junk"));
