@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,10 +26,16 @@ struct SearchEnvironment {
   std::string platform;                         // $PLATFORM; default: from the machine
   std::string lib;                              // $LIB; default: from the machine
   std::vector<std::string> preload;             // LD_PRELOAD / ld.so.preload names or paths
+  // Fill default_dirs, hwcaps_subdirs, platform and lib from the host's
+  // `ld.so --list-diagnostics` the first time one of them is needed.
+  bool ask_host_loader = false;
 
-  // The running system's loader settings, read from `ld.so --list-diagnostics`
-  // when the host's loader can tell them, plus LD_LIBRARY_PATH from the environment.
+  // The running system: its loader's settings (asked lazily, see ask_host_loader)
+  // and, if asked for, LD_LIBRARY_PATH from the environment.
   static SearchEnvironment host(bool with_ld_library_path);
+
+  // Does what ask_host_loader promises, now; a no-op when it is false.
+  void complete_from_host_loader();
 };
 
 enum class FoundVia {
@@ -86,11 +93,30 @@ std::vector<std::string> split_search_path(const std::string& list);
 // libcuda.so.1 for libcudart (the CUDA runtime dlopens the driver library).
 std::vector<DlopenDependency> dlopen_dependencies(const ElfInfo& info);
 
-// Resolves file's dependencies recursively, breadth-first as ld.so loads them,
-// then what each loaded object dlopens, searched as that object's dlopen would.
-Expected<DependencyTree> resolve_tree(const std::filesystem::path& file, const SearchEnvironment& env);
+// Resolves many files against one environment, sharing what they have in
+// common: the parsed ld.so.cache, headers of libraries read once, directory checks.
+class ResolutionSession {
+ public:
+  explicit ResolutionSession(SearchEnvironment env);
+  ~ResolutionSession();
+  ResolutionSession(const ResolutionSession&) = delete;
+  ResolutionSession& operator=(const ResolutionSession&) = delete;
 
-// Resolves one name as `requester` (an object of tree) would, without loading it.
+  // file's dependencies, breadth-first as ld.so loads them, then what each
+  // loaded object dlopens, searched as that object's dlopen would.
+  Expected<DependencyTree> resolve_tree(const std::filesystem::path& file);
+
+  // One name as `requester` (an object of tree) would find it, without loading it.
+  Resolution resolve_name(const DependencyTree& tree, size_t requester, const std::string& name);
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// One-off conveniences over a ResolutionSession.
+Expected<DependencyTree> resolve_tree(const std::filesystem::path& file, const SearchEnvironment& env);
 Resolution resolve_name(const DependencyTree& tree, size_t requester, const std::string& name,
                         const SearchEnvironment& env);
 

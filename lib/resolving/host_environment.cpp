@@ -44,37 +44,43 @@ std::vector<std::string> split_search_path(const std::string& list) {
   }
 }
 
-SearchEnvironment SearchEnvironment::host(bool with_ld_library_path) {
-  SearchEnvironment env;
+void SearchEnvironment::complete_from_host_loader() {
+  if (!ask_host_loader) return;
+  ask_host_loader = false;
   // The loader that runs this very program is the host's.
   for (const char* loader : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux.so.2",
                              "/lib64/ld64.so.2", "/lib64/ld64.so.1", "/lib/ld-linux-armhf.so.3",
                              "/lib/ld-linux-riscv64-lp64d.so.1"}) {
     if (::access(loader, X_OK) != 0) continue;
     auto d = loader_diagnostics(loader);
-    if (d.empty()) break;
-    env.lib = d["dl_dst_lib"];
-    env.platform = d["dl_platform"];
+    if (d.empty()) return;
+    if (lib.empty()) lib = d["dl_dst_lib"];
+    if (platform.empty()) platform = d["dl_platform"];
     std::vector<std::string> dirs;
     for (int i = 0; d.count("path.system_dirs[0x" + std::to_string(i) + "]"); ++i) {
       std::string dir = d["path.system_dirs[0x" + std::to_string(i) + "]"];
       if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
       dirs.push_back(dir);
     }
-    if (!dirs.empty()) env.default_dirs = dirs;
+    if (!dirs.empty() && !default_dirs) default_dirs = dirs;
     // dl_hwcaps_subdirs lists candidates best first; the active mask selects them.
     std::string subdirs = d["dl_hwcaps_subdirs"];
     unsigned long active = std::strtoul(d["dl_hwcaps_subdirs_active"].c_str(), nullptr, 0);
     size_t bit = 0;
-    for (size_t start = 0; start < subdirs.size(); ++bit) {
+    for (size_t start = 0; start < subdirs.size() && hwcaps_subdirs.empty(); ++bit) {
       size_t colon = subdirs.find(':', start);
       std::string sub = subdirs.substr(start, colon - start);
-      if (!sub.empty() && (active >> bit & 1)) env.hwcaps_subdirs.push_back(sub);
+      if (!sub.empty() && (active >> bit & 1)) hwcaps_subdirs.push_back(sub);
       if (colon == std::string::npos) break;
       start = colon + 1;
     }
-    break;
+    return;
   }
+}
+
+SearchEnvironment SearchEnvironment::host(bool with_ld_library_path) {
+  SearchEnvironment env;
+  env.ask_host_loader = true;
   if (with_ld_library_path)
     if (const char* llp = std::getenv("LD_LIBRARY_PATH")) env.ld_library_path = split_search_path(llp);
   return env;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <unordered_map>
 
 #include "resolving/machine_defaults.hpp"
 #include "runpatch/edit.hpp"
@@ -63,13 +64,44 @@ std::string dirname_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+}  // namespace
+
+struct ResolutionSession::State {
+  SearchEnvironment env;
+  bool loader_facts_asked = false;
+  bool cache_loaded = false;
+  std::optional<std::vector<CacheEntry>> cache;
+  std::unordered_multimap<std::string, size_t> cache_index;  // name -> entry, in cache order
+  std::vector<std::string> conf_dirs;
+  std::unordered_map<std::string, bool> dir_exists;
+  std::unordered_map<std::string, Expected<ElfInfo>> infos;  // by host path
+  std::unordered_map<std::string, std::optional<struct stat>> stats;  // by host path, following links
+
+  const std::optional<struct stat>& stat_of(const std::string& host) {
+    auto it = stats.find(host);
+    if (it == stats.end()) {
+      struct stat st {};
+      it = stats.emplace(host, ::stat(host.c_str(), &st) == 0 ? std::optional<struct stat>(st) : std::nullopt).first;
+    }
+    return it->second;
+  }
+
+  const Expected<ElfInfo>& info_of(const fs::path& host) {
+    auto it = infos.find(host.string());
+    if (it == infos.end()) it = infos.emplace(host.string(), read_elf_info(host)).first;
+    return it->second;
+  }
+};
+
+namespace {
+
 class Resolver {
  public:
-  explicit Resolver(const SearchEnvironment& env) : env_(env) {}
+  explicit Resolver(ResolutionSession::State& state) : state_(state), env_(state.env) {}
 
   Expected<DependencyTree> run(const fs::path& file) {
     RUNPATCH_TRY(ElfInfo info, read_elf_info(file));
-    LoadedObject root{loader_view(file), info, std::nullopt, 0};
+    LoadedObject root{loader_view(file), std::move(info), std::nullopt, 0};
     identity_ = info.identity;
     setup_defaults();
     tree_.objects.push_back(root);
@@ -142,17 +174,24 @@ class Resolver {
       r.via = FoundVia::LdSoCache;
       return r;
     }
+    need_loader_facts();
     if (search(default_dirs_, req, name, "default path", r)) r.via = FoundVia::DefaultDirs;
     return r;
   }
 
  private:
-  void setup_defaults() {
+  void setup_defaults() { interpreter_default_ = machine_defaults(identity_).interpreter; }
+
+  // Default dirs, $LIB and $PLATFORM: asked of the host loader (once, lazily) or
+  // derived from the machine. Most trees never need them: the cache answers.
+  void need_loader_facts() {
+    if (loader_facts_ready_) return;
+    loader_facts_ready_ = true;
+    env_.complete_from_host_loader();
     MachineDefaults defaults = machine_defaults(identity_);
     default_dirs_ = env_.default_dirs.value_or(defaults.default_dirs);
     platform_ = env_.platform.empty() ? defaults.platform : env_.platform;
     lib_ = env_.lib.empty() ? (defaults.multiarch.empty() ? "lib" : "lib/" + defaults.multiarch) : env_.lib;
-    interpreter_default_ = defaults.interpreter;
   }
 
   // The interpreter is mapped before anything else; its SONAME satisfies libc's DT_NEEDED on it.
@@ -160,7 +199,7 @@ class Resolver {
     const auto& root = tree_.objects[0].info;
     std::string interp = root.interpreter.value_or(interpreter_default_);
     if (interp.empty()) return;
-    auto info = read_elf_info(host_path(interp));
+    const auto& info = state_.info_of(host_path(interp));
     if (!info || !compatible(identity_, info->identity)) return;
     tree_.objects.push_back({interp, *info, std::nullopt, 1});
     names_.push_back({});
@@ -173,10 +212,9 @@ class Resolver {
     DependencyEdge edge{from, r, std::nullopt};
     if (r.path) {
       fs::path host = host_path(*r.path);
-      struct stat st {};
       std::optional<size_t> existing;
-      if (::stat(host.c_str(), &st) == 0) {
-        auto it = inodes_.find({st.st_dev, st.st_ino});
+      if (const auto& st = state_.stat_of(host.string())) {
+        auto it = inodes_.find({st->st_dev, st->st_ino});
         if (it != inodes_.end()) existing = it->second;
       }
       for (size_t i = 0; !existing && i < tree_.objects.size(); ++i)
@@ -185,7 +223,7 @@ class Resolver {
         edge.to = existing;
         names_[*existing].push_back(r.name);
       } else {
-        auto info = read_elf_info(host);
+        const auto& info = state_.info_of(host);
         if (info) {
           tree_.objects.push_back({*r.path, *info, from, tree_.objects[from].depth + 1});
           names_.push_back({r.name});
@@ -199,8 +237,7 @@ class Resolver {
   }
 
   void record_inode(size_t index, const fs::path& host) {
-    struct stat st {};
-    if (::stat(host.c_str(), &st) == 0) inodes_.emplace(std::make_pair(st.st_dev, st.st_ino), index);
+    if (const auto& st = state_.stat_of(host.string())) inodes_.emplace(std::make_pair(st->st_dev, st->st_ino), index);
   }
 
   bool search_rpath_of(const DependencyTree& tree, size_t object, const std::string& name, Resolution& r) {
@@ -216,9 +253,12 @@ class Resolver {
               const std::string& rule, Resolution& r) {
     for (const auto& entry : entries)
       for (const auto& dir : expand(entry.empty() ? "." : entry, owner)) {
-        for (const auto& sub : env_.hwcaps_subdirs) {
-          std::string hw = dir + "/glibc-hwcaps/" + sub;
-          if (is_directory(hw) && probe(hw + "/" + name, rule, r)) return true;
+        if (is_directory(dir + "/glibc-hwcaps")) {
+          need_loader_facts();
+          for (const auto& sub : env_.hwcaps_subdirs) {
+            std::string hw = dir + "/glibc-hwcaps/" + sub;
+            if (is_directory(hw) && probe(hw + "/" + name, rule, r)) return true;
+          }
         }
         if (probe((dir == "/" ? "" : dir) + "/" + name, rule, r)) return true;
       }
@@ -226,33 +266,38 @@ class Resolver {
   }
 
   bool search_cache(const std::string& name, Resolution& r) {
-    if (!cache_loaded_) {
-      cache_loaded_ = true;
+    if (!state_.cache_loaded) {
+      state_.cache_loaded = true;
       fs::path cache_path = env_.ld_so_cache ? *env_.ld_so_cache : host_path("/etc/ld.so.cache");
       if (auto parsed = read_ld_so_cache(cache_path)) {
-        cache_ = std::move(*parsed);
+        state_.cache = std::move(*parsed);
+        for (size_t i = 0; i < state_.cache->size(); ++i) state_.cache_index.emplace((*state_.cache)[i].name, i);
       } else {
-        conf_dirs_ = read_ld_so_conf(env_.root);  // no cache: what ldconfig would have put in it
+        state_.conf_dirs = read_ld_so_conf(env_.root);  // no cache: what ldconfig would have put in it
       }
     }
-    if (cache_) {
-      for (const auto& e : *cache_)
-        if (e.name == name && probe(e.path, "ld.so.cache", r)) return true;
+    if (state_.cache) {
+      auto [first, last] = state_.cache_index.equal_range(name);
+      std::vector<size_t> order;
+      for (auto it = first; it != last; ++it) order.push_back(it->second);
+      std::sort(order.begin(), order.end());  // the cache's own order decides
+      for (size_t i : order)
+        if (probe((*state_.cache)[i].path, "ld.so.cache", r)) return true;
       return false;
     }
-    for (const auto& dir : conf_dirs_)
+    for (const auto& dir : state_.conf_dirs)
       if (probe(dir + "/" + name, "ld.so.conf", r)) return true;
     return false;
   }
 
   bool probe(const std::string& path, const std::string& rule, Resolution& r) {
     fs::path host = host_path(path);
-    struct stat st {};
-    if (::stat(host.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    const auto& st = state_.stat_of(host.string());
+    if (!st || !S_ISREG(st->st_mode)) {
       r.attempts.push_back({path, "no such file", rule});
       return false;
     }
-    auto info = read_elf_info(host);
+    const auto& info = state_.info_of(host);
     if (!info) {
       r.attempts.push_back({path, "not loadable: " + info.error().what, rule});
       return false;
@@ -270,7 +315,7 @@ class Resolver {
   }
 
   // Dynamic string tokens; an entry with $ORIGIN of an object without a known directory is dropped.
-  std::vector<std::string> expand(const std::string& entry, const LoadedObject& owner) const {
+  std::vector<std::string> expand(const std::string& entry, const LoadedObject& owner) {
     std::string out;
     for (size_t i = 0; i < entry.size();) {
       if (entry[i] != '$') {
@@ -289,9 +334,11 @@ class Resolver {
         out += dirname_of(owner.path);
         i += n;
       } else if (size_t n2 = token("LIB")) {
+        need_loader_facts();
         out += lib_;
         i += n2;
       } else if (size_t n3 = token("PLATFORM")) {
+        need_loader_facts();
         out += platform_;
         i += n3;
       } else {
@@ -318,37 +365,45 @@ class Resolver {
   }
 
   bool is_directory(const std::string& path) {
-    auto it = dir_exists_.find(path);
-    if (it != dir_exists_.end()) return it->second;
-    struct stat st {};
-    bool yes = ::stat(host_path(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-    dir_exists_[path] = yes;
+    auto it = state_.dir_exists.find(path);
+    if (it != state_.dir_exists.end()) return it->second;
+    const auto& st = state_.stat_of(host_path(path).string());
+    bool yes = st && S_ISDIR(st->st_mode);
+    state_.dir_exists[path] = yes;
     return yes;
   }
 
-  const SearchEnvironment& env_;
+  ResolutionSession::State& state_;
+  SearchEnvironment& env_;  // the session's: host loader facts are filled in on first need
   DependencyTree tree_;
   std::vector<std::vector<std::string>> names_;  // names each object satisfies
   std::map<std::pair<dev_t, ino_t>, size_t> inodes_;
   ElfIdentity identity_{};
   std::vector<std::string> default_dirs_;
   std::string platform_, lib_, interpreter_default_;
-  bool cache_loaded_ = false;
-  std::optional<std::vector<CacheEntry>> cache_;
-  std::vector<std::string> conf_dirs_;
-  std::map<std::string, bool> dir_exists_;
+  bool loader_facts_ready_ = false;
 };
 
 }  // namespace
 
+ResolutionSession::ResolutionSession(SearchEnvironment env) : state_(std::make_unique<State>()) {
+  state_->env = std::move(env);
+}
+ResolutionSession::~ResolutionSession() = default;
+
+Expected<DependencyTree> ResolutionSession::resolve_tree(const fs::path& file) { return Resolver(*state_).run(file); }
+
+Resolution ResolutionSession::resolve_name(const DependencyTree& tree, size_t requester, const std::string& name) {
+  return Resolver(*state_).resolve(tree, requester, name);
+}
+
 Expected<DependencyTree> resolve_tree(const fs::path& file, const SearchEnvironment& env) {
-  return Resolver(env).run(file);
+  return ResolutionSession(env).resolve_tree(file);
 }
 
 Resolution resolve_name(const DependencyTree& tree, size_t requester, const std::string& name,
                         const SearchEnvironment& env) {
-  Resolver resolver(env);
-  return resolver.resolve(tree, requester, name);
+  return ResolutionSession(env).resolve_name(tree, requester, name);
 }
 
 }  // namespace runpatch

@@ -23,11 +23,11 @@ Command add_tree_command(CLI::App& root) {
   app->add_flag("--json", o->json, "Print JSON");
   o->search.add_to(app);
   return {app, [o] {
-            SearchEnvironment env = o->search.environment();
+            ResolutionSession session(o->search.environment());
             int status = kExitOk;
             nlohmann::json all = nlohmann::json::array();
             for (const auto& file : o->files) {
-              auto tree = resolve_tree(file, env);
+              auto tree = session.resolve_tree(file);
               if (!tree) {
                 fmt::print(stderr, "runpatch: {}\n", tree.error().message());
                 status = kExitProblem;
