@@ -12,12 +12,15 @@ Command add_scan_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> roots;
     bool json = false;
+    bool paths_only = false;
     unsigned threads = 0;
   };
   auto options = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand("scan", "List every ELF file under directories with its runpath and needs");
   app->add_option("DIR", options->roots, "Directories or files")->required();
   app->add_flag("--json", options->json, "Print one JSON array");
+  app->add_flag("--dynamic-paths", options->paths_only,
+                "Print only the paths of dynamically linked files (what runpath hooks act on)");
   app->add_option("-j,--jobs", options->threads, "Threads (default: one per core)");
   return {app, [options] {
             std::vector<std::filesystem::path> roots(options->roots.begin(), options->roots.end());
@@ -34,6 +37,8 @@ Command add_scan_command(CLI::App& root) {
               if (!info) {
                 fmt::print(stderr, "runpatch: {}\n", info.error().message());
                 status = kExitProblem;
+              } else if (options->paths_only) {
+                if (info->has_dynamic && info->type != 1 /*ET_REL*/) text += info->path + '\n';
               } else if (options->json) {
                 all.push_back(elf_info_json(*info));
               } else {

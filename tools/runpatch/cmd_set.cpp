@@ -26,8 +26,8 @@ Command add_set_command(CLI::App& root) {
   app->add_flag("--force-rpath", o->force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
   app->add_option("--interpreter", o->interpreter, "Set the program interpreter");
   app->add_option("--soname", o->soname, "Set DT_SONAME");
-  app->add_option("--add-needed", o->add_needed, "Add a DT_NEEDED entry (first)");
-  app->add_option("--remove-needed", o->remove_needed, "Remove a DT_NEEDED entry");
+  repeatable(app->add_option("--add-needed", o->add_needed, "Add a DT_NEEDED entry (first)"));
+  repeatable(app->add_option("--remove-needed", o->remove_needed, "Remove a DT_NEEDED entry"));
   app->add_option("--replace-needed", o->replace_needed, "Replace DT_NEEDED OLD by NEW")->expected(2)->allow_extra_args(false);
   auto* output = app->add_option("-o,--output", o->output, "Write the result here instead of in place");
   app->add_flag("-n,--dry-run", o->dry_run, "Show what would change, write nothing");

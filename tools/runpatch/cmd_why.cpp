@@ -18,7 +18,7 @@ Command add_why_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand("why", "Explain every step the loader takes for LIB when loading FILE");
   app->add_option("LIB", o->library, "Library name as in DT_NEEDED (e.g. libcudart.so.13)")->required();
   app->add_option("FILE", o->file, "The program or library that (indirectly) needs it")->required();
-  app->add_option("--search", o->search_dirs, "Directories (e.g. other outputs) to look for a fix in");
+  repeatable(app->add_option("--search", o->search_dirs, "Directories (e.g. other outputs) to look for a fix in"));
   app->add_flag("--json", o->json, "Print JSON");
   o->search.add_to(app);
   return {app, [o] {

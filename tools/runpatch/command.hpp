@@ -11,6 +11,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitProblem = 1;
 inline constexpr int kExitUsage = 2;
 
+// A list option that takes one value per occurrence (--x a --x b), so that
+// it never swallows the positional arguments after it.
+inline CLI::Option* repeatable(CLI::Option* option) {
+  return option->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 struct Command {
   CLI::App* app;
   std::function<int()> run;
@@ -21,5 +27,8 @@ Command add_scan_command(CLI::App& root);
 Command add_set_command(CLI::App& root);
 Command add_tree_command(CLI::App& root);
 Command add_why_command(CLI::App& root);
+Command add_driver_command(CLI::App& root);
+Command add_compat_command(CLI::App& root);
+Command add_apply_command(CLI::App& root);
 
 }  // namespace runpatch::cli

@@ -10,7 +10,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", RUNPATCH_VERSION);
   app.require_subcommand(1);
   std::vector<Command> commands = {add_print_command(app), add_scan_command(app), add_set_command(app),
-                                  add_tree_command(app), add_why_command(app)};
+                                  add_tree_command(app), add_why_command(app),
+                                  add_driver_command(app), add_compat_command(app), add_apply_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

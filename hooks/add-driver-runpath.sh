@@ -1,0 +1,21 @@
+# shellcheck shell=bash
+# Drop-in for Nixpkgs' addDriverRunpath (build-support/add-driver-runpath).
+# Prepends the driver directory to the runpath of the given ELF files or
+# trees — once (running it twice changes nothing), behind any cuda_compat
+# directory, in one runpatch process. Non-ELF and static files are skipped.
+#
+# Variables: driverLink (default /run/opengl-driver), RUNPATCH (the runpatch binary).
+
+addDriverRunpath() {
+  local forceRpath=
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --) shift; break ;;
+      --force-rpath) shift; forceRpath=1 ;;
+      --*) echo "addDriverRunpath: ERROR: Invalid command line argument: $1" >&2; return 1 ;;
+      *) break ;;
+    esac
+  done
+  [ $# -gt 0 ] || return 0
+  "${RUNPATCH:-runpatch}" driver ${forceRpath:+--force-rpath} --driver-dir "${driverLink:-/run/opengl-driver}/lib" -- "$@"
+}

@@ -1,0 +1,71 @@
+// Ordered runpath policies: the final runpath of a file is built from layers
+//   cuda_compat dirs → driver dirs → resolved dependency dirs → kept entries → appended entries,
+// deduplicated (first occurrence wins), filtered, idempotent, and independent
+// of the order in which the layers were requested: a compat or driver
+// directory already in the runpath is recognised and put back in its layer.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runpatch/edit.hpp"
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+inline constexpr const char* kDefaultDriverDir = "/run/opengl-driver/lib";
+
+struct RunpathPolicy {
+  std::vector<std::string> compat_dirs;    // cuda_compat: ahead of the driver
+  bool driver = false;                     // add the driver layer
+  std::vector<std::string> driver_dirs = {kDefaultDriverDir};
+  std::vector<std::string> resolved_dirs;  // directories that resolve DT_NEEDED (auto-patchelf)
+  bool keep_existing = true;               // keep the file's current entries (after the layers)
+  std::vector<std::string> append;
+  std::vector<std::string> forbidden_prefixes;  // e.g. the build directory, $TMPDIR
+  bool drop_stubs = true;                  // never keep a .../stubs directory
+  bool keep_origin = true;                 // keep $ORIGIN entries
+  bool force_rpath = false;                // write DT_RPATH instead of DT_RUNPATH
+
+  // Fields of a JSON policy file (docs/policies.md): unknown keys are errors.
+  static Expected<RunpathPolicy> from_json_file(const std::filesystem::path& path);
+  static Expected<RunpathPolicy> from_json_text(const std::string& text, const std::string& origin);
+};
+
+// Whether an existing entry is a cuda_compat directory: one of the policy's,
+// or a directory named "compat" inside a cuda_compat / cuda-compat package.
+bool looks_like_compat_dir(const std::string& entry);
+
+// The runpath the policy gives a file whose runpath is now `current`.
+std::string apply_policy(const RunpathPolicy& policy, const std::string& current);
+
+// The policy as an editor request (runpath computed from the file's current one).
+EditRequest policy_request(const RunpathPolicy& policy);
+
+}  // namespace runpatch
+
+namespace runpatch {
+
+struct PolicyFileOutcome {
+  enum class Status { Edited, Unchanged, SkippedStatic, Failed };
+  std::string path;
+  Status status = Status::Unchanged;
+  std::string old_runpath, new_runpath;
+  std::string error;  // for Failed
+};
+
+struct PolicyRun {
+  std::vector<PolicyFileOutcome> files;  // sorted by path
+  size_t edited = 0, unchanged = 0, skipped_static = 0, failed = 0;
+  std::vector<Error> problems;  // unreadable roots
+};
+
+// Applies the policy to every dynamically linked ELF file under paths (files
+// or trees, each inode once), on all cores; statically linked files are
+// skipped and counted. dry_run computes the outcome without writing.
+PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
+                                bool dry_run, unsigned threads = 0);
+
+}  // namespace runpatch

@@ -1,0 +1,52 @@
+#include "runpatch/policy.hpp"
+#include "runpatch/runpath_ops.hpp"
+#include "runpatch/scan.hpp"
+
+namespace runpatch {
+
+PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
+                                bool dry_run, unsigned threads) {
+  TreeListing listing = list_elf_files(paths);
+  PolicyRun run;
+  run.problems = std::move(listing.problems);
+  run.files.resize(listing.elf_files.size());
+  EditRequest request = policy_request(policy);
+  EditOptions options;
+  options.dry_run = dry_run;
+  parallel_for(listing.elf_files.size(), threads, [&](size_t i) {
+    auto& out = run.files[i];
+    const auto& path = listing.elf_files[i];
+    out.path = path.string();
+    auto info = read_elf_info(path);
+    if (!info) {
+      out.status = PolicyFileOutcome::Status::Failed;
+      out.error = info.error().message();
+      return;
+    }
+    if (!info->has_dynamic || info->type == 1 /*ET_REL*/) {
+      out.status = PolicyFileOutcome::Status::SkippedStatic;
+      return;
+    }
+    out.old_runpath = effective_runpath(*info);
+    auto outcome = edit_elf_file(path, request, options);
+    if (!outcome) {
+      out.status = PolicyFileOutcome::Status::Failed;
+      out.error = outcome.error().message();
+      return;
+    }
+    out.new_runpath = apply_policy(policy, effective_runpath(outcome->before));
+    out.status = outcome->strategy == EditStrategy::Unchanged ? PolicyFileOutcome::Status::Unchanged
+                                                              : PolicyFileOutcome::Status::Edited;
+  });
+  for (const auto& f : run.files) {
+    switch (f.status) {
+      case PolicyFileOutcome::Status::Edited: ++run.edited; break;
+      case PolicyFileOutcome::Status::Unchanged: ++run.unchanged; break;
+      case PolicyFileOutcome::Status::SkippedStatic: ++run.skipped_static; break;
+      case PolicyFileOutcome::Status::Failed: ++run.failed; break;
+    }
+  }
+  return run;
+}
+
+}  // namespace runpatch

@@ -1,0 +1,84 @@
+#include "runpatch/policy.hpp"
+
+#include <algorithm>
+
+#include "runpatch/runpath_ops.hpp"
+
+namespace runpatch {
+
+namespace {
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+bool is_stubs_dir(const std::string& entry) {
+  std::string trimmed = entry;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  return trimmed == "stubs" || trimmed.ends_with("/stubs") || trimmed.find("/stubs/") != std::string::npos;
+}
+
+}  // namespace
+
+bool looks_like_compat_dir(const std::string& entry) {
+  std::string trimmed = entry;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  bool named_compat = trimmed.ends_with("/compat");
+  bool in_compat_package = trimmed.find("cuda_compat") != std::string::npos || trimmed.find("cuda-compat") != std::string::npos;
+  return named_compat && in_compat_package;
+}
+
+std::string apply_policy(const RunpathPolicy& policy, const std::string& current) {
+  std::vector<std::string> existing = split_runpath(current);
+  auto allowed = [&](const std::string& entry) {
+    if (entry.empty()) return false;  // an empty entry means the current directory
+    if (policy.drop_stubs && is_stubs_dir(entry)) return false;
+    if (!policy.keep_origin && (entry.find("$ORIGIN") != std::string::npos || entry.find("${ORIGIN}") != std::string::npos))
+      return false;
+    for (const auto& prefix : policy.forbidden_prefixes)
+      if (!prefix.empty() && entry.compare(0, prefix.size(), prefix) == 0) return false;
+    return true;
+  };
+
+  // Layers, each in its own order; entries already present are recognised by role.
+  std::vector<std::string> compat = policy.compat_dirs, driver, rest;
+  bool has_driver = policy.driver;
+  for (const auto& entry : existing) {
+    if (looks_like_compat_dir(entry) || contains(policy.compat_dirs, entry)) {
+      compat.push_back(entry);
+    } else if (contains(policy.driver_dirs, entry)) {
+      has_driver = true;  // a driver layer added earlier keeps its place behind compat
+    } else if (policy.keep_existing) {
+      rest.push_back(entry);
+    }
+  }
+  if (has_driver) driver = policy.driver_dirs;
+
+  std::vector<std::string> result;
+  auto add = [&](const std::vector<std::string>& layer) {
+    for (const auto& entry : layer)
+      if (allowed(entry) && !contains(result, entry)) result.push_back(entry);
+  };
+  add(compat);
+  add(driver);
+  add(policy.resolved_dirs);
+  add(rest);
+  add(policy.append);
+  return join_runpath(result);
+}
+
+EditRequest policy_request(const RunpathPolicy& policy) {
+  EditRequest request;
+  request.force_rpath = policy.force_rpath;
+  request.runpath = [policy](const ElfInfo& info) -> Expected<RunpathChange> {
+    std::string current = effective_runpath(info);
+    std::string next = apply_policy(policy, current);
+    bool had_tag = info.runpath.has_value() || info.rpath.has_value();
+    if (next.empty() && !had_tag) return RunpathChange::keep();  // nothing to add: do not create an empty tag
+    if (next.empty()) return RunpathChange::remove();
+    return RunpathChange::set(next);
+  };
+  return request;
+}
+
+}  // namespace runpatch

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Sources the hooks/ files in a minimal stdenv-like harness (getAllOutputNames,
+# postFixupHooks run as stdenv's fixup phase would) over the CUDA-like fixture
+# package with split outputs, then checks runpaths and runs the program.
+# Usage: hooks_test.sh RUNPATCH FIXTURES_DIR SCRATCH_DIR
+set -euo pipefail
+runpatch=$1 fixtures=$2 scratch=$3
+hooks=$(cd "$(dirname "$0")/../../hooks" && pwd)
+export RUNPATCH=$runpatch
+passed=0 failed=0
+
+expect_eq() {  # what actual expected
+  if [[ "$2" == "$3" ]]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: $1"; echo "  actual:   $2"; echo "  expected: $3"; fi
+}
+runpath_of() { "$runpatch" print --json "$1" | python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["runpath"] or d["rpath"] or "")'; }
+
+# A package with outputs out (bin/cuda-prog) and lib (lib/libcudart.so.13, lib/stubs/libcuda.so).
+make_package() {
+  local root=$1
+  rm -rf "$root" && mkdir -p "$root/out" "$root/lib" "$root/driver-link/lib" "$root/store/aaa-cuda_compat-12.8"
+  cp -r "$fixtures/x86_64/cuda-pkg/bin" "$root/out/bin"
+  cp -r "$fixtures/x86_64/cuda-pkg/lib" "$root/lib/lib"
+  cp "$fixtures/x86_64/cuda-pkg/driver/libcuda.so.1" "$root/driver-link/lib/"
+  cp -r "$fixtures/x86_64/cuda-pkg/compat" "$root/store/aaa-cuda_compat-12.8/compat"
+  "$runpatch" set --runpath "$root/lib/lib" "$root/out/bin/cuda-prog" >/dev/null  # as a split-output build links it
+}
+
+# run_fixup ROOT HOOK_FILES...: sources the hooks in that order and runs postFixupHooks.
+run_fixup() {
+  local root=$1; shift
+  (
+    out=$root/out lib=$root/lib
+    driverLink=$root/driver-link
+    cudaCompatLibcudaDir=$root/store/aaa-cuda_compat-12.8/compat
+    getAllOutputNames() { echo out lib; }
+    postFixupHooks=()
+    source "$hooks/auto-fix-elf-files.sh"
+    source "$hooks/add-driver-runpath.sh"
+    for hook in "$@"; do source "$hooks/$hook"; done
+    for h in "${postFixupHooks[@]}"; do eval "$h"; done
+  ) >/dev/null 2>&1
+}
+
+for order in driver-first compat-first; do
+  root=$scratch/$order
+  make_package "$root"
+  if [[ $order == driver-first ]]; then
+    run_fixup "$root" auto-add-driver-runpath-hook.sh auto-add-cuda-compat-runpath.sh
+  else
+    run_fixup "$root" auto-add-cuda-compat-runpath.sh auto-add-driver-runpath-hook.sh
+  fi
+  compat=$root/store/aaa-cuda_compat-12.8/compat driver=$root/driver-link/lib
+  expect_eq "$order: libcudart runpath (compat, driver; no stubs)" "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$compat:$driver"
+  expect_eq "$order: program runpath" "$(runpath_of "$root/out/bin/cuda-prog")" "$compat:$driver:$root/lib/lib"
+  expect_eq "$order: program loads compat libcuda" "$("$root/out/bin/cuda-prog")" "libcuda: compat"
+  before=$(cd "$root" && find out lib -type f -exec md5sum {} + | sort)
+  run_fixup "$root" auto-add-driver-runpath-hook.sh auto-add-cuda-compat-runpath.sh
+  expect_eq "$order: running the hooks again changes nothing" "$(cd "$root" && find out lib -type f -exec md5sum {} + | sort)" "$before"
+done
+
+root=$scratch/driver-only
+make_package "$root"
+run_fixup "$root" auto-add-driver-runpath-hook.sh
+expect_eq "driver only: program loads the driver's libcuda" "$("$root/out/bin/cuda-prog")" "libcuda: driver"
+expect_eq "driver only: stubs dropped" "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$root/driver-link/lib"
+
+root=$scratch/opt-out
+make_package "$root"
+(dontUseAutoAddDriverRunpath=1 run_fixup "$root" auto-add-driver-runpath-hook.sh)
+expect_eq "dontUseAutoAddDriverRunpath: nothing changes" "$(runpath_of "$root/lib/lib/libcudart.so.13")" '$ORIGIN/stubs'
+
+root=$scratch/generic
+make_package "$root"
+calls=$(
+  out=$root/out lib=$root/lib
+  getAllOutputNames() { echo out lib; }
+  source "$hooks/auto-fix-elf-files.sh"
+  countFile() { echo "$1"; }
+  autoFixElfFiles countFile | wc -l
+)
+expect_eq "autoFixElfFiles with another action: once per dynamic ELF file" "$calls" "3"
+
+root=$scratch/add-driver-runpath
+make_package "$root"
+(
+  driverLink=$root/driver-link
+  source "$hooks/add-driver-runpath.sh"
+  addDriverRunpath --force-rpath "$root/lib/lib/libcudart.so.13" >/dev/null 2>&1
+  addDriverRunpath --bogus 2>/dev/null && exit 1 || true
+)
+expect_eq "addDriverRunpath --force-rpath writes DT_RPATH" \
+  "$("$runpatch" print --json "$root/lib/lib/libcudart.so.13" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rpath"])')" \
+  "$root/driver-link/lib"
+
+echo "hooks: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,86 @@
+// The policy engine: layer order, deduplication, idempotence, order
+// independence and filters, on runpath strings.
+#include <gtest/gtest.h>
+
+#include "runpatch/policy.hpp"
+
+namespace runpatch {
+namespace {
+
+const std::string kCompat = "/nix/store/aaa-cuda_compat-12.8/compat";
+const std::string kDriver = "/run/opengl-driver/lib";
+
+RunpathPolicy driver_policy() {
+  RunpathPolicy p;
+  p.driver = true;
+  return p;
+}
+RunpathPolicy compat_policy() {
+  RunpathPolicy p;
+  p.compat_dirs = {kCompat};
+  return p;
+}
+
+TEST(Policy, LayersInOrder) {
+  RunpathPolicy p;
+  p.compat_dirs = {kCompat};
+  p.driver = true;
+  p.resolved_dirs = {"/nix/store/bbb-cudart/lib"};
+  p.append = {"/opt/extra"};
+  EXPECT_EQ(apply_policy(p, "$ORIGIN/../lib:/nix/store/ccc-zlib/lib"),
+            kCompat + ":" + kDriver + ":/nix/store/bbb-cudart/lib:$ORIGIN/../lib:/nix/store/ccc-zlib/lib:/opt/extra");
+}
+
+TEST(Policy, IdempotentAndIndependentOfHookOrder) {
+  std::string original = "$ORIGIN/../lib:/nix/store/ccc-zlib/lib";
+  std::string driver_then_compat = apply_policy(compat_policy(), apply_policy(driver_policy(), original));
+  std::string compat_then_driver = apply_policy(driver_policy(), apply_policy(compat_policy(), original));
+  EXPECT_EQ(driver_then_compat, compat_then_driver);
+  EXPECT_EQ(driver_then_compat, kCompat + ":" + kDriver + ":" + original);
+  EXPECT_EQ(apply_policy(driver_policy(), driver_then_compat), driver_then_compat);
+  EXPECT_EQ(apply_policy(compat_policy(), driver_then_compat), driver_then_compat);
+}
+
+TEST(Policy, DeduplicatesFirstOccurrenceWins) {
+  EXPECT_EQ(apply_policy(driver_policy(), "/a:/b:/a:" + kDriver + ":/b"), kDriver + ":/a:/b");
+}
+
+TEST(Policy, FiltersStubsForbiddenPrefixesEmptyAndOrigin) {
+  RunpathPolicy p = driver_policy();
+  p.forbidden_prefixes = {"/build/"};
+  EXPECT_EQ(apply_policy(p, "/build/source/lib::$ORIGIN/stubs:/x/lib/stubs:/y/stubs/z:/keep"),
+            kDriver + ":/keep");
+  p.keep_origin = false;
+  EXPECT_EQ(apply_policy(p, "$ORIGIN/../lib:${ORIGIN}/x:/keep"), kDriver + ":/keep");
+  p.keep_existing = false;
+  EXPECT_EQ(apply_policy(p, "/keep"), kDriver);
+}
+
+TEST(Policy, CompatDirectoriesAreRecognised) {
+  EXPECT_TRUE(looks_like_compat_dir(kCompat));
+  EXPECT_TRUE(looks_like_compat_dir("/nix/store/x-cuda-compat-1/compat/"));
+  EXPECT_FALSE(looks_like_compat_dir("/usr/lib/compat"));
+  EXPECT_FALSE(looks_like_compat_dir("/nix/store/x-cuda_compat-1/lib"));
+}
+
+TEST(PolicyFile, ParsesEveryKeyAndRejectsUnknownOnes) {
+  auto p = RunpathPolicy::from_json_text(
+      R"({"compat": "/c", "driver": ["/d1", "/d2"], "append": ["/z"], "forbid": ["/build"],
+          "keep_existing": false, "drop_stubs": false, "keep_origin": false, "force_rpath": true})",
+      "p.json");
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(p->compat_dirs, std::vector<std::string>{"/c"});
+  EXPECT_TRUE(p->driver);
+  EXPECT_EQ(p->driver_dirs, (std::vector<std::string>{"/d1", "/d2"}));
+  EXPECT_FALSE(p->keep_existing);
+  EXPECT_TRUE(p->force_rpath);
+  EXPECT_EQ(apply_policy(*p, "/old"), "/c:/d1:/d2:/z");
+  auto bad = RunpathPolicy::from_json_text(R"({"drvier": true})", "p.json");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message(), "p.json: unknown policy key \"drvier\"");
+  EXPECT_FALSE(RunpathPolicy::from_json_text("{", "p.json"));
+  EXPECT_FALSE(RunpathPolicy::from_json_text(R"({"append": [1]})", "p.json"));
+}
+
+}  // namespace
+}  // namespace runpatch

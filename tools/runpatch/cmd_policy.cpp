@@ -1,0 +1,99 @@
+// runpatch driver / compat / apply: a runpath policy over files and trees.
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "runpatch/policy.hpp"
+
+namespace runpatch::cli {
+
+namespace {
+
+struct PolicyCommandOptions {
+  std::vector<std::string> paths;
+  bool dry_run = false, verbose = false, force_rpath = false;
+  std::vector<std::string> forbid;
+  unsigned threads = 0;
+};
+
+void add_common(CLI::App* app, PolicyCommandOptions& o) {
+  app->add_option("PATH", o.paths, "Files or directories (every dynamically linked ELF file inside)")->required();
+  app->add_flag("-n,--dry-run", o.dry_run, "Print old and new runpath per file; write nothing");
+  app->add_flag("-v,--verbose", o.verbose, "Print every file edited");
+  app->add_flag("--force-rpath", o.force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
+  repeatable(app->add_option("--forbid", o.forbid, "Drop runpath entries under this prefix (e.g. the build directory)"));
+  app->add_option("-j,--jobs", o.threads, "Threads (default: one per core)");
+}
+
+int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOptions& o) {
+  policy.force_rpath = policy.force_rpath || o.force_rpath;
+  policy.forbidden_prefixes.insert(policy.forbidden_prefixes.end(), o.forbid.begin(), o.forbid.end());
+  std::vector<std::filesystem::path> paths(o.paths.begin(), o.paths.end());
+  PolicyRun run = apply_policy_to_paths(policy, paths, o.dry_run, o.threads);
+  for (const auto& p : run.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
+  for (const auto& f : run.files) {
+    using S = PolicyFileOutcome::Status;
+    if (f.status == S::Failed) fmt::print(stderr, "runpatch: {}\n", f.error);
+    else if (f.status == S::Edited && (o.dry_run || o.verbose))
+      fmt::print("{}: '{}' -> '{}'\n", f.path, f.old_runpath, f.new_runpath);
+  }
+  fmt::print(stderr, "runpatch {}: {} {}, {} unchanged, {} statically linked skipped{}\n", name, run.edited,
+             o.dry_run ? "would change" : "edited", run.unchanged, run.skipped_static,
+             run.failed ? fmt::format(", {} failed", run.failed) : "");
+  return run.failed || !run.problems.empty() ? kExitProblem : kExitOk;
+}
+
+}  // namespace
+
+Command add_driver_command(CLI::App& root) {
+  struct Options : PolicyCommandOptions {
+    std::vector<std::string> driver_dirs{kDefaultDriverDir};
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = root.add_subcommand("driver", "Put the driver directory first in every runpath (after cuda_compat)");
+  add_common(app, *o);
+  repeatable(app->add_option("--driver-dir", o->driver_dirs, "Driver library directory"))->capture_default_str();
+  return {app, [o] {
+            RunpathPolicy policy;
+            policy.driver = true;
+            policy.driver_dirs = o->driver_dirs;
+            return run_policy("driver", policy, *o);
+          }};
+}
+
+Command add_compat_command(CLI::App& root) {
+  struct Options : PolicyCommandOptions {
+    std::vector<std::string> libcuda_dirs;
+    std::vector<std::string> driver_dirs{kDefaultDriverDir};
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = root.add_subcommand("compat", "Put cuda_compat's libcuda directory first in every runpath");
+  add_common(app, *o);
+  repeatable(app->add_option("--libcuda", o->libcuda_dirs, "Directory holding cuda_compat's libcuda.so.1"))->required();
+  repeatable(app->add_option("--driver-dir", o->driver_dirs, "Driver directory to keep behind it"))->capture_default_str();
+  return {app, [o] {
+            RunpathPolicy policy;
+            policy.compat_dirs = o->libcuda_dirs;
+            policy.driver_dirs = o->driver_dirs;
+            return run_policy("compat", policy, *o);
+          }};
+}
+
+Command add_apply_command(CLI::App& root) {
+  struct Options : PolicyCommandOptions {
+    std::string policy_file;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = root.add_subcommand("apply", "Apply a runpath policy file (docs/policies.md)");
+  app->add_option("--policy", o->policy_file, "JSON policy file")->required();
+  add_common(app, *o);
+  return {app, [o] {
+            auto policy = RunpathPolicy::from_json_file(o->policy_file);
+            if (!policy) {
+              fmt::print(stderr, "runpatch: {}\n", policy.error().message());
+              return kExitUsage;
+            }
+            return run_policy("apply", *policy, *o);
+          }};
+}
+
+}  // namespace runpatch::cli
