@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `runpatch driver` over a copy of the CUDA toolkit vs the Nixpkgs way
+# (find + `patchelf --print-rpath` + `patchelf --set-rpath` per ELF file) on another copy.
+# Usage: bench/driver.sh [TREE]   (default: /usr/local/cuda-13.0)
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+tree=${1:-/usr/local/cuda-13.0}
+[[ -d $tree ]] || { echo "skipped: $tree is absent" >&2; exit 0; }
+command -v patchelf >/dev/null || { echo "patchelf missing (scripts/install-deps)" >&2; exit 2; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/runpatch-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+driver=/run/opengl-driver/lib
+
+# What autoFixElfFiles + addDriverRunpath do today, file by file.
+nixpkgs_way() {
+  find "$1" -type f -print0 | while IFS= read -r -d '' f; do
+    [[ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" == '177ELF' ]] || continue
+    old=$(patchelf --print-rpath "$f" 2>/dev/null) || continue
+    patchelf --set-rpath "$driver${old:+:$old}" "$f"
+  done
+}
+
+cp -a "$tree/." "$work/ours" && cp -a "$tree/." "$work/theirs" && sync
+t0=$(now_ns); "$runpatch" driver "$work/ours" 2>/dev/null; t1=$(now_ns)
+t2=$(now_ns); nixpkgs_way "$work/theirs"; sync; t3=$(now_ns)
+ours=$(( (t1 - t0) / 1000000 )) theirs=$(( (t3 - t2) / 1000000 ))
+files=$("$runpatch" scan --dynamic-paths "$work/ours" | wc -l)
+echo "tree: $tree ($files dynamically linked ELF files)"
+echo "runpatch driver:                          ${ours} ms"
+echo "find + patchelf --print-rpath/--set-rpath: ${theirs} ms"
+echo "ratio: $(ratio "$theirs" "$([[ $ours -gt 0 ]] && echo "$ours" || echo 1)")x"
+# Both must agree on every runpath.
+diffs=0
+while IFS= read -r f; do
+  rel=${f#"$work/ours/"}
+  [[ "$(patchelf --print-rpath "$f")" == "$(patchelf --print-rpath "$work/theirs/$rel")" ]] || diffs=$((diffs + 1))
+done < <("$runpatch" scan --dynamic-paths "$work/ours")
+echo "files whose runpath differs between the two: $diffs"
