@@ -4,6 +4,7 @@
 # trees — once (running it twice changes nothing), behind any cuda_compat
 # directory, in one runpatch process. Non-ELF and static files are skipped.
 #
+# Entries under the build directory ($NIX_BUILD_TOP) are dropped, as audit-tmpdir demands.
 # Variables: driverLink (default /run/opengl-driver), RUNPATCH (the runpatch binary).
 
 addDriverRunpath() {
@@ -17,5 +18,6 @@ addDriverRunpath() {
     esac
   done
   [ $# -gt 0 ] || return 0
-  "${RUNPATCH:-runpatch}" driver ${forceRpath:+--force-rpath} --driver-dir "${driverLink:-/run/opengl-driver}/lib" -- "$@"
+  "${RUNPATCH:-runpatch}" driver ${forceRpath:+--force-rpath} --driver-dir "${driverLink:-/run/opengl-driver}/lib" \
+    ${NIX_BUILD_TOP:+--forbid "$NIX_BUILD_TOP/"} -- "$@"
 }

@@ -4,6 +4,7 @@
 # depend on hook order: runpatch keeps compat ahead of the driver directory
 # whichever hook runs first.
 #
+# Entries under the build directory ($NIX_BUILD_TOP) are dropped, as audit-tmpdir demands.
 # Variables: cudaCompatLibcudaDir (Nixpkgs substitutes @libcudaPath@, i.e.
 # ${cuda_compat}/compat), RUNPATCH (the runpatch binary).
 echo "Sourcing auto-add-cuda-compat-runpath-hook"
@@ -11,7 +12,8 @@ echo "Sourcing auto-add-cuda-compat-runpath-hook"
 addCudaCompatRunpath() {
   [ $# -gt 0 ] || return 0
   "${RUNPATCH:-runpatch}" compat --libcuda "${cudaCompatLibcudaDir:-@libcudaPath@}" \
-    --driver-dir "${driverLink:-/run/opengl-driver}/lib" -- "$@"
+    --driver-dir "${driverLink:-/run/opengl-driver}/lib" \
+    ${NIX_BUILD_TOP:+--forbid "$NIX_BUILD_TOP/"} -- "$@"
 }
 
 postFixupHooks+=("autoFixElfFiles addCudaCompatRunpath")

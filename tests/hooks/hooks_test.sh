@@ -93,5 +93,11 @@ expect_eq "addDriverRunpath --force-rpath writes DT_RPATH" \
   "$("$runpatch" print --json "$root/lib/lib/libcudart.so.13" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rpath"])')" \
   "$root/driver-link/lib"
 
+root=$scratch/build-dir
+make_package "$root"
+"$runpatch" set --runpath "$root/build/source/lib:$root/lib/lib" "$root/out/bin/cuda-prog" >/dev/null
+(NIX_BUILD_TOP=$root/build run_fixup "$root" auto-add-driver-runpath-hook.sh)
+expect_eq "entries under \$NIX_BUILD_TOP are dropped" "$(runpath_of "$root/out/bin/cuda-prog")" "$root/driver-link/lib:$root/lib/lib"
+
 echo "hooks: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
