@@ -11,21 +11,14 @@
 #include <vector>
 
 #include "runpatch/edit.hpp"
+#include "patchelf_args.hpp"
 #include "runpatch/runpath_ops.hpp"
 
 namespace {
 
 using namespace runpatch;
 
-struct Arguments {
-  std::vector<std::string> files;
-  std::optional<std::string> set_rpath, add_rpath, output, interpreter, soname;
-  bool remove_rpath = false, shrink_rpath = false, force_rpath = false, debug = false;
-  bool print_rpath = false, print_needed = false, print_interpreter = false, print_soname = false;
-  std::vector<std::string> allowed_prefixes, add_needed, remove_needed;
-  std::vector<std::pair<std::string, std::string>> replace_needed;
-  std::optional<uint64_t> page_size;
-};
+using Arguments = runpatch::cli::PatchelfArguments;
 
 [[noreturn]] void fail(const std::string& message) {
   fmt::print(stderr, "patchelf: {}\n", message);
@@ -42,79 +35,24 @@ void show_help(const char* argv0) {
              argv0);
 }
 
-std::vector<std::string> split_colons(const std::string& s) {
-  std::vector<std::string> parts;
-  for (const auto& p : split_runpath(s))
-    if (!p.empty()) parts.push_back(p);
-  return parts;
-}
-
 Arguments parse(int argc, char** argv) {
-  Arguments a;
   if (argc == 1) {
     show_help(argv[0]);
     std::exit(1);
   }
-  auto value = [&](int& i) -> std::string {
-    if (++i == argc) fail(fmt::format("missing argument to '{}'", argv[i - 1]));
-    return argv[i];
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--set-interpreter" || arg == "--interpreter") a.interpreter = value(i);
-    else if (arg == "--page-size") {
-      std::string v = value(i);
-      char* end = nullptr;
-      unsigned long long size = std::strtoull(v.c_str(), &end, 10);
-      if (!end || *end || size == 0 || (size & (size - 1))) fail("invalid argument to --page-size");
-      a.page_size = size;
-    } else if (arg == "--print-interpreter") a.print_interpreter = true;
-    else if (arg == "--print-soname") a.print_soname = true;
-    else if (arg == "--set-soname") a.soname = value(i);
-    else if (arg == "--remove-rpath") a.remove_rpath = true;
-    else if (arg == "--shrink-rpath") a.shrink_rpath = true;
-    else if (arg == "--allowed-rpath-prefixes") a.allowed_prefixes = split_colons(value(i));
-    else if (arg == "--set-rpath") a.set_rpath = value(i);
-    else if (arg == "--add-rpath") a.add_rpath = value(i);
-    else if (arg == "--print-rpath") a.print_rpath = true;
-    else if (arg == "--force-rpath") a.force_rpath = true;
-    else if (arg == "--print-needed") a.print_needed = true;
-    else if (arg == "--add-needed") a.add_needed.push_back(value(i));
-    else if (arg == "--remove-needed") a.remove_needed.push_back(value(i));
-    else if (arg == "--replace-needed") {
-      std::string from = value(i);
-      a.replace_needed.emplace_back(from, value(i));
-    } else if (arg == "--output") a.output = value(i);
-    else if (arg == "--debug") a.debug = true;
-    else if (arg == "--help" || arg == "-h") {
-      show_help(argv[0]);
-      std::exit(0);
-    } else if (arg == "--version") {
-      fmt::print("patchelf 0.18.0 (runpatch {})\n", RUNPATCH_VERSION);
-      std::exit(0);
-    } else {
-      a.files.push_back(arg);  // as patchelf: anything else names a file
-    }
+  auto parsed = runpatch::cli::parse_patchelf_arguments(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed) fail(parsed.error().what);
+  if (parsed->help) {
+    show_help(argv[0]);
+    std::exit(0);
   }
-  if (a.files.empty()) fail("missing filename");
-  if (a.output && a.files.size() > 1) fail("--output option only allowed with single input file");
-  return a;
-}
-
-EditRequest make_request(const Arguments& a) {
-  EditRequest request;
-  request.force_rpath = a.force_rpath;
-  // patchelf applies one runpath operation, in this precedence.
-  if (a.shrink_rpath) request.runpath = shrink_runpath_update(a.allowed_prefixes);
-  else if (a.remove_rpath) request.runpath = remove_runpath_update();
-  else if (a.set_rpath) request.runpath = set_runpath_update(*a.set_rpath);
-  else if (a.add_rpath) request.runpath = add_runpath_update(*a.add_rpath, /*prepend=*/false, /*deduplicate=*/false);
-  request.interpreter = a.interpreter;
-  request.soname = a.soname;
-  request.add_needed = a.add_needed;
-  request.remove_needed = a.remove_needed;
-  request.replace_needed = a.replace_needed;
-  return request;
+  if (parsed->version) {
+    fmt::print("patchelf 0.18.0 (runpatch {})\n", RUNPATCH_VERSION);
+    std::exit(0);
+  }
+  if (parsed->files.empty()) fail("missing filename");
+  if (parsed->output && parsed->files.size() > 1) fail("--output option only allowed with single input file");
+  return *parsed;
 }
 
 void print_requested(const Arguments& a, const std::string& file) {
@@ -137,7 +75,7 @@ void print_requested(const Arguments& a, const std::string& file) {
 
 int main(int argc, char** argv) {
   Arguments args = parse(argc, argv);
-  EditRequest request = make_request(args);
+  EditRequest request = runpatch::cli::patchelf_request(args);
   for (const auto& file : args.files) {
     std::error_code ec;
     if (!std::filesystem::exists(file, ec))

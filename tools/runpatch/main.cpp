@@ -1,17 +1,33 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "command.hpp"
 
 int main(int argc, char** argv) {
   using namespace runpatch::cli;
+  // Called as `auto-patchelf`: the auto-patchelf subcommand, like Nixpkgs' script.
+  std::vector<char*> args(argv, argv + argc);
+  std::string_view self = argv[0];
+  if (self.substr(self.rfind('/') + 1) == "auto-patchelf") args.insert(args.begin() + 1, const_cast<char*>("auto-patchelf"));
+  // --extra-args takes every argument after it (patchelf options), as argparse.REMAINDER does.
+  for (size_t i = 1; i < args.size(); ++i)
+    if (std::string_view(args[i]) == "--extra-args") {
+      auto_patchelf_extra_args().assign(args.begin() + i + 1, args.end());
+      args.resize(i + 1);
+      break;
+    }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   CLI::App app{"runpatch: read and rewrite the runpaths of ELF files"};
   app.set_version_flag("--version", RUNPATCH_VERSION);
   app.require_subcommand(1);
   std::vector<Command> commands = {add_print_command(app), add_scan_command(app), add_set_command(app),
                                   add_tree_command(app), add_why_command(app),
-                                  add_driver_command(app), add_compat_command(app), add_apply_command(app)};
+                                  add_driver_command(app), add_compat_command(app), add_apply_command(app),
+                                  add_auto_patchelf_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
