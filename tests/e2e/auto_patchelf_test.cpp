@@ -168,6 +168,8 @@ TEST_F(AutoPatchelf, CommandLineAndMessagesMatchThePythonTool) {
                             "warn: auto-patchelf ignoring missing libgreet.so wanted by " + r("out/bin/prog")),
             std::string::npos)
       << run.output;
+  auto bare = test::run_command({cli.string(), "--paths", r("out"), "--ignore-missing", "--interpreter", kInterp});
+  EXPECT_EQ(bare.exit_code, 0) << "a bare --ignore-missing ignores everything\n" << bare.output;
   auto failing = test::run_command({cli.string(), "--paths", r("out"), "--interpreter", kInterp, "--extra-args",
                                     "--add-needed", "libz.so.1"});
   EXPECT_EQ(failing.exit_code, 1);
@@ -181,6 +183,8 @@ TEST_F(AutoPatchelf, CudaToolkitCopy) {
   std::vector<std::string> names = {"libcudart.so.13", "libnvJitLink.so.13", "libcusparse.so.12"};
   for (const auto& n : names)
     if (!fs::exists(cuda / n)) GTEST_SKIP() << cuda / n << " is absent";
+  for (const char* tool : {"bin2c", "fatbinary"})
+    if (fs::exists(cuda.parent_path() / "bin" / tool)) names.push_back(std::string("../bin/") + tool);
   for (const auto& n : names) {
     fs::path copy = put(fs::canonical(cuda / n), "cuda/lib/" + n);
     EditRequest strip;
@@ -195,6 +199,27 @@ TEST_F(AutoPatchelf, CudaToolkitCopy) {
   // at build time) and keeps the driver directory for it.
   EXPECT_EQ(runpath("cuda/lib/libcusparse.so.12"), std::string(kDefaultDriverDir) + ":" + r("cuda/lib"));
   EXPECT_EQ(runpath("cuda/lib/libcudart.so.13"), kDefaultDriverDir);
+  // The toolkit's programs were patched too, and still run.
+  for (const char* tool : {"bin2c", "fatbinary"}) {
+    if (!fs::exists(root_ / "cuda/bin" / tool)) continue;
+    EXPECT_EQ(read_elf_info(root_ / "cuda/bin" / tool)->interpreter, kInterp);
+    auto run = test::run_command({(root_ / "cuda/bin" / tool).string(), "--version"}, true);
+    EXPECT_EQ(run.exit_code, 0) << tool << ": " << run.output;
+  }
+}
+
+TEST_F(AutoPatchelf, DlopenNotesAreResolvedAndOptionalOnesMayBeMissing) {
+  put(host_.dir / "libplugin-host.so", "out/lib/libplugin-host.so");
+  EditRequest strip;
+  strip.runpath = remove_runpath_update();
+  ASSERT_TRUE(edit_elf_file(root_ / "out/lib/libplugin-host.so", strip));
+  auto result = auto_patchelf(options({"out"}));  // libgreet.so is "recommended": may be missing
+  EXPECT_FALSE(result.failed());
+  put(host_.dir / "lib/libgreet.so", "plugins/libgreet.so");
+  auto o = options({"out"});
+  o.libs = {root_ / "plugins"};
+  EXPECT_FALSE(auto_patchelf(o).failed());
+  EXPECT_EQ(runpath("out/lib/libplugin-host.so"), r("plugins"));
 }
 
 }  // namespace

@@ -57,7 +57,9 @@ Command add_auto_patchelf_command(CLI::App& root) {
             options.runtime_dependencies = o->runtime_dependencies;
             options.append_rpaths = o->append_rpaths;
             options.ignore_missing = o->ignore_missing;
-            if (ignore->count() > 0 && o->ignore_missing.empty()) options.ignore_missing = {"*"};
+            // A bare --ignore-missing (CLI11 records it as one empty value) ignores everything.
+            std::erase(options.ignore_missing, std::string());
+            if (*ignore && options.ignore_missing.empty()) options.ignore_missing = {"*"};
             options.recurse = !o->no_recurse;
             options.keep_libc = o->keep_libc;
             options.ignore_existing = o->ignore_existing;
