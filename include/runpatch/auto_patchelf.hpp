@@ -20,7 +20,7 @@ struct AutoPatchelfOptions {
   std::vector<std::string> runtime_dependencies;  // first in executables' runpaths
   std::vector<std::string> append_rpaths;
   std::vector<std::string> ignore_missing;    // globs; "*" ignores every missing library
-  bool recurse = true;
+  bool recurse = true;          // false: only the top level of each --paths directory
   bool keep_libc = false;
   bool ignore_existing = false;  // do not follow existing runpaths of indexed libraries
   bool origin = false;           // a dependency in the file's own directory becomes $ORIGIN

@@ -70,12 +70,9 @@ class LibraryIndex {
     if (!fs::is_regular_file(path, ec)) return;  // follows symlinks
     auto info = read_elf_info(path);
     if (!info || !info->has_dynamic) return;  // not ELF, or a separate debug file
+    // A symlinked library counts in the directory of its link name: the name the
+    // loader will look up there (and a runpath that stays inside this output).
     fs::path dir = path.parent_path();
-    // A symlink counts in its target's directory only when the target has the same name.
-    if (fs::is_symlink(path, ec)) {
-      fs::path target = fs::canonical(path, ec);
-      if (!ec && target.filename() == path.filename()) dir = target.parent_path();
-    }
     record(name, dir.string(), info->identity);
     if (info->soname && *info->soname != name) record(*info->soname, dir.string(), info->identity);
     if (!follow_runpaths) return;

@@ -8,6 +8,7 @@
 #include "runpatch/auto_patchelf.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/runpath_ops.hpp"
+#include "synthetic_elf.hpp"
 
 namespace runpatch {
 namespace {
@@ -115,13 +116,13 @@ TEST_F(AutoPatchelf, KeepLibcOriginAndSymlinks) {
   EXPECT_FALSE(auto_patchelf(o).failed());
   EXPECT_EQ(runpath("out/bin/prog"), "$ORIGIN:/lib/x86_64-linux-gnu");
   expect_runs("out/bin/prog");
-  // A library reached through a same-named symlink counts in its target's directory.
+  // A library reached through a symlink counts in the directory of the link name.
   program("two/bin/prog");
   put(host_.dir / "lib/libgreet.so", "two/real/libgreet.so");
   fs::create_directories(root_ / "two/lib");
   fs::create_symlink("../real/libgreet.so", root_ / "two/lib/libgreet.so");
   EXPECT_FALSE(auto_patchelf(options({"two"})).failed());
-  EXPECT_EQ(runpath("two/bin/prog"), r("two/real"));
+  EXPECT_EQ(runpath("two/bin/prog"), r("two/lib"));
   expect_runs("two/bin/prog");
 }
 
@@ -206,6 +207,25 @@ TEST_F(AutoPatchelf, CudaToolkitCopy) {
     auto run = test::run_command({(root_ / "cuda/bin" / tool).string(), "--version"}, true);
     EXPECT_EQ(run.exit_code, 0) << tool << ": " << run.output;
   }
+}
+
+TEST_F(AutoPatchelf, NoRecurseAndForeignOsAbi) {
+  program("out/bin/prog");
+  put(host_.dir / "lib/libgreet.so", "out/lib/libgreet.so");
+  auto o = options({"out/bin"});
+  o.recurse = false;
+  o.libs = {root_ / "out"};  // --libs are never searched recursively: libgreet stays unfound
+  auto result = auto_patchelf(o);
+  ASSERT_EQ(result.missing.size(), 1u);
+  EXPECT_EQ(result.missing[0].name, "libgreet.so");
+  // A FreeBSD-ABI file is not patched for a GNU/Linux interpreter.
+  auto bytes = test::read_file(root_ / "out/bin/prog");
+  bytes[7] = 9;  // EI_OSABI = FreeBSD
+  test::write_file(root_ / "bsd/prog", bytes);
+  result = auto_patchelf(options({"bsd"}));
+  ASSERT_EQ(result.files.size(), 1u);
+  EXPECT_EQ(result.files[0].skip_reason,
+            "skipping " + r("bsd/prog") + " because its OS ABI (FreeBSD) is not compatible with target (GNU)");
 }
 
 TEST_F(AutoPatchelf, DlopenNotesAreResolvedAndOptionalOnesMayBeMissing) {
