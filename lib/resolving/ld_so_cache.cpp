@@ -34,15 +34,8 @@ class CacheReader {
     if (new_at + 20 <= bytes_.size() && starts_with(new_at, kNewMagic, 20)) return parse_new(new_at);
     std::vector<CacheEntry> entries;
     for (uint64_t i = 0; i < nlibs; ++i) {
-      uint64_t at = kOldHeader + i * kOldEntry;
-      CacheEntry e;
-      e.flags = static_cast<int32_t>(u32(at, false));
-      auto name = string_at(entries_end, u32(at + 4, false));
-      auto value = string_at(entries_end, u32(at + 8, false));
-      if (!name) return name.error();
-      if (!value) return value.error();
-      e.name = *name;
-      e.path = *value;
+      // Old-format strings are relative to the end of the entries.
+      RUNPATCH_TRY(CacheEntry e, entry_at(kOldHeader + i * kOldEntry, entries_end, false));
       entries.push_back(std::move(e));
     }
     return entries;
@@ -60,19 +53,22 @@ class CacheReader {
     std::vector<CacheEntry> entries;
     entries.reserve(nlibs);
     for (uint64_t i = 0; i < nlibs; ++i) {
+      // New-format strings are relative to the new header.
       uint64_t at = base + kNewHeader + i * kNewEntry;
-      CacheEntry e;
-      e.flags = static_cast<int32_t>(u32(at, big_));
-      auto name = string_at(base, u32(at + 4, big_));
-      auto value = string_at(base, u32(at + 8, big_));
-      if (!name) return name.error();
-      if (!value) return value.error();
-      e.name = *name;
-      e.path = *value;
+      RUNPATCH_TRY(CacheEntry e, entry_at(at, base, big_));
       e.hwcap = u64(at + 16, big_);
       entries.push_back(std::move(e));
     }
     return entries;
+  }
+
+  // flags, key and value: the first 12 bytes of an entry in both formats.
+  Expected<CacheEntry> entry_at(uint64_t at, uint64_t strings, bool big) const {
+    CacheEntry e;
+    e.flags = static_cast<int32_t>(u32(at, big));
+    RUNPATCH_TRY(e.name, string_at(strings, u32(at + 4, big)));
+    RUNPATCH_TRY(e.path, string_at(strings, u32(at + 8, big)));
+    return e;
   }
 
   bool starts_with(uint64_t at, const char* magic, size_t n) const {
