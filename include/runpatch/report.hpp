@@ -28,3 +28,16 @@ nlohmann::json tree_json(const DependencyTree& tree);
 nlohmann::json resolution_json(const Resolution& resolution);
 
 }  // namespace runpatch
+
+#include "runpatch/check.hpp"
+
+namespace runpatch {
+
+std::string format_check_text(const CheckReport& report, bool color);
+nlohmann::json check_json(const CheckReport& report);
+// JUnit XML: one testcase per file, failing when it has findings at or above fail_on.
+std::string check_junit(const CheckReport& report, Severity fail_on);
+// SARIF 2.1.0: one run, every rule described, one result per finding.
+nlohmann::json check_sarif(const CheckReport& report, const std::string& version);
+
+}  // namespace runpatch

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   std::vector<Command> commands = {add_print_command(app), add_scan_command(app), add_set_command(app),
                                   add_tree_command(app), add_why_command(app),
                                   add_driver_command(app), add_compat_command(app), add_apply_command(app),
-                                  add_auto_patchelf_command(app)};
+                                  add_auto_patchelf_command(app), add_check_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

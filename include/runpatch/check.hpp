@@ -1,0 +1,53 @@
+// runpatch check: runpath verification for CI and build hooks. Each rule has
+// an id and a severity and can be turned off; findings come out in file order.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runpatch/resolve.hpp"
+
+namespace runpatch {
+
+enum class Severity { Info = 0, Warning = 1, Error = 2 };
+std::string severity_name(Severity s);
+std::optional<Severity> parse_severity(const std::string& name);
+
+struct RuleInfo {
+  const char* id;
+  Severity severity;
+  const char* summary;
+};
+// Every rule check knows, in report order.
+const std::vector<RuleInfo>& check_rules();
+
+struct Finding {
+  std::string rule;
+  Severity severity = Severity::Error;
+  std::string file;
+  std::string message;
+};
+
+struct CheckOptions {
+  SearchEnvironment env;                       // how dependencies resolve
+  std::vector<std::string> forbidden_prefixes; // e.g. the build dir; $TMPDIR is added by the CLI
+  std::vector<std::string> driver_dirs = {"/run/opengl-driver/lib"};
+  std::optional<std::string> interpreter;      // wrong-interpreter: executables must use this one
+  bool require_runpath = false;                // rpath-not-runpath becomes an error
+  std::set<std::string> disabled;              // rule ids turned off
+  unsigned threads = 0;
+};
+
+struct CheckReport {
+  std::vector<std::string> files;   // every dynamically linked ELF file checked, sorted
+  std::vector<Finding> findings;    // grouped by file, in file order
+  std::vector<Error> problems;      // unreadable inputs
+  bool any_at_least(Severity s) const;
+};
+
+CheckReport check_paths(const std::vector<std::filesystem::path>& paths, const CheckOptions& options);
+
+}  // namespace runpatch

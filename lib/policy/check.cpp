@@ -1,0 +1,195 @@
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "runpatch/check.hpp"
+#include "runpatch/diagnose.hpp"
+#include "runpatch/policy.hpp"
+#include "runpatch/runpath_ops.hpp"
+#include "runpatch/scan.hpp"
+
+namespace runpatch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Libraries that only the NVIDIA driver installs: never resolvable at build time.
+bool is_driver_library(const std::string& name) {
+  for (const char* prefix : {"libcuda.so", "libnvidia-", "libnvcuvid.so", "libnvoptix.so"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+bool uses_libcuda(const ElfInfo& info) {
+  for (const auto& n : info.needed)
+    if (n.rfind("libcuda.so", 0) == 0) return true;
+  for (const auto& d : dlopen_dependencies(info))
+    for (const auto& s : d.sonames)
+      if (s.rfind("libcuda.so", 0) == 0) return true;
+  return false;
+}
+
+std::string expand_origin(const std::string& entry, const std::string& file) {
+  std::string dir = fs::path(file).parent_path().string();
+  std::string out = entry;
+  for (const char* token : {"${ORIGIN}", "$ORIGIN"})
+    for (size_t at; (at = out.find(token)) != std::string::npos;) out.replace(at, std::strlen(token), dir);
+  return out;
+}
+
+class Checker {
+ public:
+  Checker(const CheckOptions& o, ResolutionSession& session) : o_(o), session_(session) {}
+
+  void check(const fs::path& path, const ElfInfo& info, std::vector<Finding>& out) {
+    out_ = &out;
+    file_ = path.string();
+    check_runpath(info);
+    check_dependencies(path, info);
+    if (o_.interpreter && info.interpreter && *info.interpreter != *o_.interpreter)
+      add("wrong-interpreter", fmt::format("interpreter is {}, expected {}", *info.interpreter, *o_.interpreter));
+  }
+
+ private:
+  void add(const char* rule, std::string message, std::optional<Severity> severity = std::nullopt) {
+    if (o_.disabled.count(rule)) return;
+    Severity s = severity.value_or(Severity::Error);
+    if (!severity)
+      for (const auto& r : check_rules())
+        if (std::string_view(r.id) == rule) s = r.severity;
+    out_->push_back({rule, s, file_, std::move(message)});
+  }
+
+  void check_runpath(const ElfInfo& info) {
+    if (info.rpath && !info.runpath)
+      add("rpath-not-runpath", "uses DT_RPATH (searched before LD_LIBRARY_PATH, inherited by dependencies)",
+          o_.require_runpath ? std::optional<Severity>(Severity::Error) : std::nullopt);
+    std::vector<std::string> entries = split_runpath(effective_runpath(info));
+    if ((info.runpath && info.runpath->empty()) || (info.rpath && !info.runpath && info.rpath->empty())) entries = {""};
+    std::vector<std::string> seen;
+    std::optional<size_t> driver_at;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const std::string& e = entries[i];
+      if (std::find(seen.begin(), seen.end(), e) != seen.end()) add("duplicate-entry", fmt::format("'{}' appears more than once", e));
+      seen.push_back(e);
+      bool is_driver = std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
+      if (is_driver && !driver_at) driver_at = i;
+      if (looks_like_compat_dir(e) && driver_at)
+        add("compat-after-driver", fmt::format("cuda_compat directory '{}' comes after the driver directory '{}': "
+                                               "the driver's libcuda would win", e, entries[*driver_at]));
+      if (e.empty() || (e[0] != '/' && e.rfind("$ORIGIN", 0) != 0 && e.rfind("${ORIGIN}", 0) != 0)) {
+        add("relative-entry", e.empty() ? "an empty entry means the current directory"
+                                        : fmt::format("'{}' is relative to the current directory", e));
+        continue;
+      }
+      if (is_stub_library(e + "/") || e.ends_with("/stubs"))
+        add("stubs-entry", fmt::format("'{}' holds link-time stubs (e.g. libcuda.so); never search it at run time", e));
+      for (const auto& prefix : o_.forbidden_prefixes)
+        if (!prefix.empty() && e.rfind(prefix, 0) == 0)
+          add("forbidden-prefix", fmt::format("'{}' is under the forbidden prefix '{}'", e, prefix));
+      if (is_driver) continue;  // the driver directory exists on the target machine, not here
+      std::string dir = expand_origin(e, file_);
+      fs::path host = o_.env.root == "/" ? fs::path(dir) : o_.env.root / fs::path(dir).relative_path();
+      struct stat st {};
+      if (::stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        add("missing-entry", fmt::format("'{}' does not exist", e));
+      } else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+        add("world-writable", fmt::format("'{}' is writable by everyone", e));
+      }
+    }
+  }
+
+  void check_dependencies(const fs::path& path, const ElfInfo& info) {
+    auto tree = session_.resolve_tree(path);
+    if (!tree) {
+      add("unresolved-needed", tree.error().message());
+      return;
+    }
+    for (const auto& edge : tree->edges) {
+      if (edge.from != 0 || edge.dlopen || edge.resolution.path) continue;
+      const std::string& name = edge.resolution.name;
+      if (is_driver_library(name)) {
+        add("driver-library", fmt::format("needs {}, which only the NVIDIA driver provides (the CUDA toolkit has "
+                                          "just the link-time stub lib/stubs/libcuda.so)", name));
+      } else {
+        add("unresolved-needed", fmt::format("{} is not found ({} places tried)", name, edge.resolution.attempts.size()));
+      }
+    }
+    if (uses_libcuda(info)) {
+      auto entries = split_runpath(effective_runpath(info));
+      bool has_driver = std::any_of(entries.begin(), entries.end(), [&](const std::string& e) {
+        return std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
+      });
+      if (!has_driver)
+        add("driver-dir-missing", fmt::format("needs or dlopens libcuda.so.1 but its runpath lacks {}", o_.driver_dirs.front()));
+    }
+  }
+
+  const CheckOptions& o_;
+  ResolutionSession& session_;
+  std::vector<Finding>* out_ = nullptr;
+  std::string file_;
+};
+
+}  // namespace
+
+CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& options) {
+  CheckReport report;
+  TreeListing listing = list_elf_files(paths);
+  report.problems = std::move(listing.problems);
+  auto infos = read_elf_infos(listing.elf_files, options.threads);
+  std::vector<size_t> dynamic;
+  std::map<std::pair<ElfClass, uint16_t>, size_t> machines;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    if (!infos[i]) {
+      report.problems.push_back(infos[i].error());
+      continue;
+    }
+    if (!infos[i]->has_dynamic || infos[i]->type == 1) continue;
+    dynamic.push_back(i);
+    ++machines[{infos[i]->identity.elf_class, infos[i]->identity.machine}];
+  }
+  auto majority = std::max_element(machines.begin(), machines.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::vector<std::vector<Finding>> per_file(dynamic.size());
+  // Sessions are not thread-safe but are worth sharing (parsed cache, headers):
+  // each worker borrows one from a pool.
+  std::mutex pool_mutex;
+  std::vector<std::unique_ptr<ResolutionSession>> pool;
+  parallel_for(dynamic.size(), options.threads, [&](size_t k) {
+    std::unique_ptr<ResolutionSession> session;
+    {
+      std::lock_guard lock(pool_mutex);
+      if (!pool.empty()) {
+        session = std::move(pool.back());
+        pool.pop_back();
+      }
+    }
+    if (!session) session = std::make_unique<ResolutionSession>(options.env);
+    Checker checker(options, *session);
+    const auto& info = *infos[dynamic[k]];
+    checker.check(listing.elf_files[dynamic[k]], info, per_file[k]);
+    if (machines.size() > 1 && majority != machines.end() &&
+        std::make_pair(info.identity.elf_class, info.identity.machine) != majority->first &&
+        !options.disabled.count("foreign-machine"))
+      per_file[k].push_back({"foreign-machine", Severity::Warning, info.path,
+                             fmt::format("{} {} among {} {} files", info.identity.elf_class == ElfClass::Elf64 ? "ELF64" : "ELF32",
+                                         machine_name(info.identity.machine), majority->second,
+                                         machine_name(majority->first.second))});
+    std::lock_guard lock(pool_mutex);
+    pool.push_back(std::move(session));
+  });
+  for (size_t k = 0; k < dynamic.size(); ++k) {
+    report.files.push_back(listing.elf_files[dynamic[k]].string());
+    for (auto& f : per_file[k]) report.findings.push_back(std::move(f));
+  }
+  return report;
+}
+
+}  // namespace runpatch

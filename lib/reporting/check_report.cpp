@@ -1,0 +1,112 @@
+#include <fmt/format.h>
+
+#include <map>
+
+#include "runpatch/report.hpp"
+
+namespace runpatch {
+
+namespace {
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += fmt::format("&#{};", int(c));
+        else out += c;
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<const Finding*>> by_file(const CheckReport& report) {
+  std::map<std::string, std::vector<const Finding*>> files;
+  for (const auto& f : report.findings) files[f.file].push_back(&f);
+  return files;
+}
+
+}  // namespace
+
+std::string format_check_text(const CheckReport& report, bool color) {
+  auto paint = [&](Severity s) -> std::pair<const char*, const char*> {
+    if (!color) return {"", ""};
+    return {s == Severity::Error ? "\033[1;31m" : s == Severity::Warning ? "\033[1;33m" : "\033[36m", "\033[0m"};
+  };
+  std::string out;
+  size_t counts[3] = {0, 0, 0};
+  std::string current;
+  for (const auto& f : report.findings) {
+    if (f.file != current) {
+      current = f.file;
+      out += f.file + ":\n";
+    }
+    auto [on, off] = paint(f.severity);
+    out += fmt::format("  {}{:<7}{} {:<20} {}\n", on, severity_name(f.severity), off, f.rule, f.message);
+    ++counts[static_cast<int>(f.severity)];
+  }
+  out += fmt::format("{} files checked: {} errors, {} warnings, {} notes\n", report.files.size(), counts[2], counts[1],
+                     counts[0]);
+  return out;
+}
+
+nlohmann::json check_json(const CheckReport& report) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : report.findings)
+    findings.push_back({{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"file", f.file}, {"message", f.message}});
+  return {{"files_checked", report.files.size()}, {"findings", findings}};
+}
+
+std::string check_junit(const CheckReport& report, Severity fail_on) {
+  auto files = by_file(report);
+  size_t failures = 0;
+  std::string cases;
+  for (const auto& file : report.files) {
+    std::vector<const Finding*> failing;
+    if (auto it = files.find(file); it != files.end())
+      for (const auto* f : it->second)
+        if (f->severity >= fail_on) failing.push_back(f);
+    cases += fmt::format("    <testcase classname=\"runpatch.check\" name=\"{}\">", xml_escape(file));
+    if (!failing.empty()) {
+      ++failures;
+      std::string details;
+      for (const auto* f : failing) details += fmt::format("{} {}: {}\n", severity_name(f->severity), f->rule, f->message);
+      cases += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ", xml_escape(failing[0]->rule),
+                           xml_escape(failing[0]->message), xml_escape(details));
+    }
+    cases += "</testcase>\n";
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"runpatch check\" tests=\"{0}\" failures=\"{1}\" errors=\"0\">\n"
+      "  <testsuite name=\"runpatch check\" tests=\"{0}\" failures=\"{1}\" errors=\"0\" skipped=\"0\">\n{2}"
+      "  </testsuite>\n</testsuites>\n",
+      report.files.size(), failures, cases);
+}
+
+nlohmann::json check_sarif(const CheckReport& report, const std::string& version) {
+  auto level = [](Severity s) { return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note"; };
+  nlohmann::json rules = nlohmann::json::array();
+  for (const auto& r : check_rules())
+    rules.push_back({{"id", r.id},
+                     {"shortDescription", {{"text", r.summary}}},
+                     {"defaultConfiguration", {{"level", level(r.severity)}}}});
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& f : report.findings)
+    results.push_back({{"ruleId", f.rule},
+                       {"level", level(f.severity)},
+                       {"message", {{"text", f.message}}},
+                       {"locations",
+                        {{{"physicalLocation", {{"artifactLocation", {{"uri", "file://" + f.file}}}}}}}}});
+  return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+          {"version", "2.1.0"},
+          {"runs", {{{"tool", {{"driver", {{"name", "runpatch"}, {"version", version}, {"rules", rules}}}}},
+                     {"results", results}}}}};
+}
+
+}  // namespace runpatch

@@ -1,0 +1,206 @@
+// runpatch check: every rule has a file that triggers it and one that does
+// not; a clean tree passes; JUnit and SARIF reports carry their required parts.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "fixtures.hpp"
+#include "process.hpp"
+#include "runpatch/check.hpp"
+#include "runpatch/edit.hpp"
+#include "runpatch/policy.hpp"
+#include "runpatch/report.hpp"
+#include "runpatch/runpath_ops.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Check : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    host_ = test::fixture_arches().at(0);
+    root_ = fs::absolute(test::scratch_dir(std::string("check/") +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    options_.env = SearchEnvironment::host(false);
+  }
+  fs::path file(const std::string& fixture, const std::string& name, std::optional<std::string> runpath,
+                bool rpath = false) {
+    fs::path to = root_ / name;
+    fs::create_directories(to.parent_path());
+    fs::copy_file(host_.dir / fixture, to, fs::copy_options::overwrite_existing);
+    if (runpath) {
+      EditRequest r;
+      r.runpath = set_runpath_update(*runpath);
+      r.force_rpath = rpath;
+      EXPECT_TRUE(edit_elf_file(to, r));
+    }
+    return to;
+  }
+  std::set<std::string> rules_for(const fs::path& path) {
+    std::set<std::string> rules;
+    for (const auto& f : check_paths({path}, options_).findings) rules.insert(f.rule);
+    return rules;
+  }
+  // A library that resolves everything: libgreet.so needs only libc.
+  fs::path clean_library(const std::string& name, const std::string& runpath) {
+    fs::create_directories(root_ / "ok");
+    return file("lib/libgreet.so", name, runpath);
+  }
+
+  test::FixtureArch host_;
+  fs::path root_;
+  CheckOptions options_;
+};
+
+TEST_F(Check, EachRuleTriggersAndOnlyWhenItShould) {
+  std::string ok = (root_ / "ok").string();
+  fs::create_directories(ok);
+  EXPECT_EQ(rules_for(clean_library("clean.so", ok)), std::set<std::string>{});
+
+  EXPECT_EQ(rules_for(file("prog-norunpath", "unresolved", std::nullopt)), std::set<std::string>{"unresolved-needed"});
+  fs::path cuda_user = file("lib/libgreet.so", "libuser.so", ok);
+  EditRequest needs_cuda;
+  needs_cuda.add_needed = {"libcuda.so.1"};
+  ASSERT_TRUE(edit_elf_file(cuda_user, needs_cuda));
+  EXPECT_EQ(rules_for(cuda_user), (std::set<std::string>{"driver-library", "driver-dir-missing"}));
+  EXPECT_EQ(rules_for(file("lib/libgreet.so", "libuser-ok.so", std::string(kDefaultDriverDir) + ":" + ok)), std::set<std::string>{});
+
+  std::string compat = (root_ / "store/x-cuda_compat-12/compat").string();
+  fs::create_directories(compat);
+  EXPECT_EQ(rules_for(clean_library("late-compat.so", std::string(kDefaultDriverDir) + ":" + compat)),
+            std::set<std::string>{"compat-after-driver"});
+  EXPECT_EQ(rules_for(clean_library("early-compat.so", compat + ":" + kDefaultDriverDir)), std::set<std::string>{});
+
+  fs::create_directories(root_ / "lib/stubs");
+  EXPECT_EQ(rules_for(clean_library("stubbed.so", (root_ / "lib/stubs").string())), std::set<std::string>{"stubs-entry"});
+
+  options_.forbidden_prefixes = {(root_ / "build").string() + "/"};
+  fs::create_directories(root_ / "build/src");
+  EXPECT_EQ(rules_for(clean_library("leaky.so", (root_ / "build/src").string())), std::set<std::string>{"forbidden-prefix"});
+  options_.forbidden_prefixes.clear();
+
+  EXPECT_EQ(rules_for(clean_library("relative.so", "lib")), std::set<std::string>{"relative-entry"});
+  EXPECT_EQ(rules_for(clean_library("empty.so", "")), std::set<std::string>{"relative-entry"});
+
+  fs::create_directories(root_ / "open");
+  ::chmod((root_ / "open").c_str(), 0777);
+  EXPECT_EQ(rules_for(clean_library("open.so", (root_ / "open").string())), std::set<std::string>{"world-writable"});
+  fs::create_directories(root_ / "sticky");
+  ::chmod((root_ / "sticky").c_str(), 01777);  // like /tmp: only owners may replace files
+  EXPECT_EQ(rules_for(clean_library("sticky.so", (root_ / "sticky").string())), std::set<std::string>{});
+
+  EXPECT_EQ(rules_for(clean_library("missing.so", "/nonexistent/dir")), std::set<std::string>{"missing-entry"});
+  EXPECT_EQ(rules_for(clean_library("dup.so", ok + ":" + ok)), std::set<std::string>{"duplicate-entry"});
+
+  fs::path rpath = file("lib/libgreet.so", "rpath.so", ok, /*rpath=*/true);
+  auto findings = check_paths({rpath}, options_).findings;
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule, "rpath-not-runpath");
+  EXPECT_EQ(findings[0].severity, Severity::Warning);
+  options_.require_runpath = true;
+  EXPECT_EQ(check_paths({rpath}, options_).findings.at(0).severity, Severity::Error);
+  options_.require_runpath = false;
+
+  fs::create_directories(root_ / "pkg/lib");
+  fs::copy_file(host_.dir / "lib/libgreet.so", root_ / "pkg/lib/libgreet.so");
+  fs::path prog = file("prog-pie", "pkg/bin/prog", "$ORIGIN/../lib");
+  options_.interpreter = "/lib64/ld-linux-x86-64.so.2";
+  EXPECT_EQ(rules_for(prog), std::set<std::string>{});
+  options_.interpreter = "/nix/store/x-glibc/lib/ld-linux-x86-64.so.2";
+  EXPECT_EQ(rules_for(prog), std::set<std::string>{"wrong-interpreter"});
+  options_.disabled = {"wrong-interpreter"};
+  EXPECT_EQ(rules_for(prog), std::set<std::string>{});
+}
+
+TEST_F(Check, ForeignMachineInATree) {
+  std::optional<test::FixtureArch> foreign;
+  for (const auto& a : test::fixture_arches())
+    if (a.name == "aarch64") foreign = a;
+  if (!foreign) GTEST_SKIP() << "no aarch64 fixtures";
+  fs::create_directories(root_ / "tree");
+  for (const char* n : {"a.so", "b.so"}) fs::copy_file(host_.dir / "libnosoname.so", root_ / "tree" / n);
+  fs::copy_file(foreign->dir / "libnosoname.so", root_ / "tree/c.so");
+  auto report = check_paths({root_ / "tree"}, options_);
+  std::vector<std::string> foreign_files;
+  for (const auto& f : report.findings)
+    if (f.rule == "foreign-machine") foreign_files.push_back(f.file);
+  EXPECT_EQ(foreign_files, std::vector<std::string>{(root_ / "tree/c.so").string()});
+}
+
+TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
+  fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);
+  auto before = check_paths({root_ / "pkg"}, options_);
+  std::set<std::string> rules;
+  for (const auto& f : before.findings) rules.insert(f.rule);
+  EXPECT_TRUE(rules.count("stubs-entry"));
+  EXPECT_TRUE(rules.count("driver-dir-missing"));
+  RunpathPolicy driver;
+  driver.driver = true;
+  ASSERT_EQ(apply_policy_to_paths(driver, {root_ / "pkg"}, false).failed, 0u);
+  auto after = check_paths({root_ / "pkg"}, options_);
+  EXPECT_FALSE(after.any_at_least(Severity::Warning)) << format_check_text(after, false);
+  EXPECT_EQ(after.files.size(), 5u);
+
+  // JUnit: well-formed XML with a testcase per file (xmllint validates the syntax).
+  std::string junit = check_junit(before, Severity::Error);
+  test::write_file(root_ / "report.xml", std::vector<uint8_t>(junit.begin(), junit.end()));
+  if (test::have_program("xmllint")) {
+    auto lint = test::run_command({"xmllint", "--noout", (root_ / "report.xml").string()}, true);
+    EXPECT_EQ(lint.exit_code, 0) << lint.output;
+    auto count = test::run_command({"xmllint", "--xpath", "count(//testsuite/testcase)", (root_ / "report.xml").string()});
+    EXPECT_EQ(count.output, std::to_string(before.files.size()) + "\n");
+    auto failures = test::run_command({"xmllint", "--xpath", "string(//testsuite/@failures)", (root_ / "report.xml").string()});
+    EXPECT_NE(failures.output, "0\n");
+  }
+  // SARIF 2.1.0 required parts: version, runs[].tool.driver.name, results[].message.text.
+  auto sarif = check_sarif(before, "test");
+  EXPECT_EQ(sarif["version"], "2.1.0");
+  ASSERT_EQ(sarif["runs"].size(), 1u);
+  EXPECT_EQ(sarif["runs"][0]["tool"]["driver"]["name"], "runpatch");
+  EXPECT_EQ(sarif["runs"][0]["tool"]["driver"]["rules"].size(), check_rules().size());
+  ASSERT_EQ(sarif["runs"][0]["results"].size(), before.findings.size());
+  for (const auto& r : sarif["runs"][0]["results"]) {
+    EXPECT_TRUE(r["message"]["text"].is_string());
+    EXPECT_TRUE(r["ruleId"].is_string());
+    EXPECT_TRUE(r["level"] == "error" || r["level"] == "warning" || r["level"] == "note");
+    EXPECT_EQ(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].get<std::string>().rfind("file:///", 0), 0u);
+  }
+}
+
+TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
+  auto cli = [](std::vector<std::string> args) {
+    args.insert(args.begin(), RUNPATCH_CLI);
+    return test::run_command(args, true);
+  };
+  fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);
+  auto r = cli({"check", "--ignore-environment", (root_ / "pkg").string(), "--junit", (root_ / "j.xml").string(),
+                "--sarif", (root_ / "s.sarif").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("stubs-entry"), std::string::npos);
+  EXPECT_TRUE(fs::exists(root_ / "j.xml"));
+  EXPECT_EQ(nlohmann::json::parse(test::read_file(root_ / "s.sarif"))["version"], "2.1.0");
+  EXPECT_EQ(cli({"check", "--disable", "no-such-rule", (root_ / "pkg").string()}).exit_code, 2);
+  EXPECT_EQ(cli({"check", "--fail-on", "loud", (root_ / "pkg").string()}).exit_code, 2);
+  EXPECT_EQ(cli({"check", "--ignore-environment", "--disable", "stubs-entry", "--disable", "driver-dir-missing",
+                 "--disable", "missing-entry", (root_ / "pkg").string()})
+                .exit_code,
+            0);
+
+  fs::path cuda = "/usr/local/cuda-13.0/lib";
+  if (!fs::exists(cuda)) GTEST_SKIP() << cuda << " is absent";
+  auto report = check_paths({cuda}, options_);
+  for (const auto& f : report.findings) {
+    EXPECT_NE(f.rule, "unresolved-needed") << f.file << ": " << f.message;  // no false unresolved libraries
+    if (f.rule == "driver-dir-missing") {
+      EXPECT_NE(f.file.find("libcudart"), std::string::npos) << f.file;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace runpatch

@@ -1,0 +1,69 @@
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "command.hpp"
+#include "runpatch/report.hpp"
+#include "search_options.hpp"
+
+namespace runpatch::cli {
+
+bool stdout_wants_color();
+
+Command add_check_command(CLI::App& root) {
+  struct Options {
+    std::vector<std::string> paths, forbid, disable, driver_dirs{"/run/opengl-driver/lib"};
+    std::optional<std::string> interpreter, junit, sarif, require;
+    std::string fail_on = "error";
+    bool json = false;
+    SearchOptions search;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = root.add_subcommand("check", "Verify runpaths for CI: findings by rule, exit 1 at --fail-on severity");
+  app->add_option("PATH", o->paths, "Files or directories")->required();
+  repeatable(app->add_option("--forbid", o->forbid, "Forbidden runpath prefix ($TMPDIR and $NIX_BUILD_TOP are always)"));
+  repeatable(app->add_option("--disable", o->disable, "Turn a rule off (see --list-rules)"));
+  repeatable(app->add_option("--driver-dir", o->driver_dirs, "The driver directory"))->capture_default_str();
+  app->add_option("--interpreter", o->interpreter, "Executables must use this interpreter");
+  app->add_option("--require", o->require, "'runpath': DT_RPATH is an error")->check(CLI::IsMember({"runpath"}));
+  app->add_option("--fail-on", o->fail_on, "Lowest severity that fails: error, warning, info")
+      ->check(CLI::IsMember({"error", "warning", "info"}))
+      ->capture_default_str();
+  app->add_flag("--json", o->json, "Print JSON");
+  app->add_option("--junit", o->junit, "Also write a JUnit XML report here");
+  app->add_option("--sarif", o->sarif, "Also write a SARIF 2.1.0 report here");
+  o->search.add_to(app);
+  return {app, [o] {
+            CheckOptions options;
+            options.env = o->search.environment();
+            options.forbidden_prefixes = o->forbid;
+            for (const char* var : {"TMPDIR", "NIX_BUILD_TOP"})
+              if (const char* v = std::getenv(var); v && *v && std::string(v) != "/tmp")
+                options.forbidden_prefixes.push_back(std::string(v) + (std::string(v).ends_with("/") ? "" : "/"));
+            options.driver_dirs = o->driver_dirs;
+            options.interpreter = o->interpreter;
+            options.require_runpath = o->require.has_value();
+            options.disabled.insert(o->disable.begin(), o->disable.end());
+            for (const auto& id : o->disable) {
+              bool known = false;
+              for (const auto& r : check_rules()) known = known || id == r.id;
+              if (!known) {
+                fmt::print(stderr, "runpatch: unknown rule '{}'\n", id);
+                return kExitUsage;
+              }
+            }
+            std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
+            CheckReport report = check_paths(paths, options);
+            for (const auto& p : report.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
+            Severity fail_on = *parse_severity(o->fail_on);
+            if (o->junit) std::ofstream(*o->junit) << check_junit(report, fail_on);
+            if (o->sarif) std::ofstream(*o->sarif) << check_sarif(report, RUNPATCH_VERSION).dump(2) << "\n";
+            if (o->json) fmt::print("{}\n", check_json(report).dump(2));
+            else fmt::print("{}", format_check_text(report, stdout_wants_color()));
+            return report.any_at_least(fail_on) || !report.problems.empty() ? kExitProblem : kExitOk;
+          }};
+}
+
+}  // namespace runpatch::cli
