@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -39,6 +40,8 @@ struct CheckOptions {
   bool require_runpath = false;                // rpath-not-runpath becomes an error
   std::set<std::string> disabled;              // rule ids turned off
   unsigned threads = 0;
+  // Called from worker threads as files finish (done, total); may be null.
+  std::function<void(size_t, size_t)> progress;
 };
 
 struct CheckReport {

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -162,6 +163,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
   // each worker borrows one from a pool.
   std::mutex pool_mutex;
   std::vector<std::unique_ptr<ResolutionSession>> pool;
+  std::atomic<size_t> done{0};
   parallel_for(dynamic.size(), options.threads, [&](size_t k) {
     std::unique_ptr<ResolutionSession> session;
     {
@@ -182,6 +184,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
                              fmt::format("{} {} among {} {} files", info.identity.elf_class == ElfClass::Elf64 ? "ELF64" : "ELF32",
                                          machine_name(info.identity.machine), majority->second,
                                          machine_name(majority->first.second))});
+    if (options.progress) options.progress(done.fetch_add(1) + 1, dynamic.size());
     std::lock_guard lock(pool_mutex);
     pool.push_back(std::move(session));
   });

@@ -55,6 +55,13 @@ Command add_check_command(CLI::App& root) {
               }
             }
             std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
+            // Progress for big trees, on a terminal only, at most every 100 files.
+            bool show_progress = ::isatty(2);
+            if (show_progress)
+              options.progress = [](size_t done, size_t total) {
+                if (total > 300 && (done % 100 == 0 || done == total))
+                  fmt::print(stderr, "\rrunpatch check: {}/{} files{}", done, total, done == total ? "\n" : "");
+              };
             CheckReport report = check_paths(paths, options);
             for (const auto& p : report.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
             Severity fail_on = *parse_severity(o->fail_on);
