@@ -185,6 +185,14 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
   EXPECT_TRUE(fs::exists(root_ / "j.xml"));
   EXPECT_EQ(nlohmann::json::parse(test::read_file(root_ / "s.sarif"))["version"], "2.1.0");
   EXPECT_EQ(cli({"check", "--disable", "no-such-rule", (root_ / "pkg").string()}).exit_code, 2);
+  // --search: a dependency found in another output is not unresolved.
+  fs::create_directories(root_ / "deps");
+  fs::copy_file(host_.dir / "lib/libgreet.so", root_ / "deps/libgreet.so");
+  fs::copy_file(host_.dir / "prog-norunpath", root_ / "solo");
+  EXPECT_EQ(cli({"check", "--ignore-environment", (root_ / "solo").string()}).exit_code, 1);
+  EXPECT_EQ(cli({"check", "--ignore-environment", "--search", (root_ / "deps").string(), (root_ / "solo").string()})
+                .exit_code,
+            0);
   EXPECT_EQ(cli({"check", "--fail-on", "loud", (root_ / "pkg").string()}).exit_code, 2);
   EXPECT_EQ(cli({"check", "--ignore-environment", "--disable", "stubs-entry", "--disable", "driver-dir-missing",
                  "--disable", "missing-entry", (root_ / "pkg").string()})

@@ -14,7 +14,7 @@ bool stdout_wants_color();
 
 Command add_check_command(CLI::App& root) {
   struct Options {
-    std::vector<std::string> paths, forbid, disable, driver_dirs{"/run/opengl-driver/lib"};
+    std::vector<std::string> paths, forbid, disable, search_dirs, driver_dirs{"/run/opengl-driver/lib"};
     std::optional<std::string> interpreter, junit, sarif, require;
     std::string fail_on = "error";
     bool json = false;
@@ -24,7 +24,9 @@ Command add_check_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand("check", "Verify runpaths for CI: findings by rule, exit 1 at --fail-on severity");
   app->add_option("PATH", o->paths, "Files or directories")->required();
   repeatable(app->add_option("--forbid", o->forbid, "Forbidden runpath prefix ($TMPDIR and $NIX_BUILD_TOP are always)"));
-  repeatable(app->add_option("--disable", o->disable, "Turn a rule off (see --list-rules)"));
+  repeatable(app->add_option("--disable", o->disable, "Turn a rule off (rule ids: docs/check.md)"));
+  repeatable(app->add_option("--search", o->search_dirs,
+                             "Also find DT_NEEDED libraries here (searched like LD_LIBRARY_PATH, e.g. dependencies' outputs)"));
   repeatable(app->add_option("--driver-dir", o->driver_dirs, "The driver directory"))->capture_default_str();
   app->add_option("--interpreter", o->interpreter, "Executables must use this interpreter");
   app->add_option("--require", o->require, "'runpath': DT_RPATH is an error")->check(CLI::IsMember({"runpath"}));
@@ -38,6 +40,8 @@ Command add_check_command(CLI::App& root) {
   return {app, [o] {
             CheckOptions options;
             options.env = o->search.environment();
+            options.env.ld_library_path.insert(options.env.ld_library_path.end(), o->search_dirs.begin(),
+                                               o->search_dirs.end());
             options.forbidden_prefixes = o->forbid;
             for (const char* var : {"TMPDIR", "NIX_BUILD_TOP"})
               if (const char* v = std::getenv(var); v && *v && std::string(v) != "/tmp")
