@@ -21,5 +21,7 @@ std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const Dependen
 
 // True for the CUDA toolkit's link-time stubs (lib/stubs/libcuda.so and friends).
 bool is_stub_library(const std::string& path);
+// True for a directory of such stubs (".../stubs", with or without a trailing slash).
+bool is_stubs_directory(const std::string& dir);
 
 }  // namespace runpatch

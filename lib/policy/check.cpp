@@ -89,7 +89,7 @@ class Checker {
                                         : fmt::format("'{}' is relative to the current directory", e));
         continue;
       }
-      if (is_stub_library(e + "/") || e.ends_with("/stubs"))
+      if (is_stubs_directory(e))
         add("stubs-entry", fmt::format("'{}' holds link-time stubs (e.g. libcuda.so); never search it at run time", e));
       for (const auto& prefix : o_.forbidden_prefixes)
         if (!prefix.empty() && e.rfind(prefix, 0) == 0)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runpatch/diagnose.hpp"
 #include "runpatch/runpath_ops.hpp"
 
 namespace runpatch {
@@ -10,12 +11,6 @@ namespace {
 
 bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
-}
-
-bool is_stubs_dir(const std::string& entry) {
-  std::string trimmed = entry;
-  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
-  return trimmed == "stubs" || trimmed.ends_with("/stubs") || trimmed.find("/stubs/") != std::string::npos;
 }
 
 }  // namespace
@@ -32,7 +27,7 @@ std::string apply_policy(const RunpathPolicy& policy, const std::string& current
   std::vector<std::string> existing = split_runpath(current);
   auto allowed = [&](const std::string& entry) {
     if (entry.empty()) return false;  // an empty entry means the current directory
-    if (policy.drop_stubs && is_stubs_dir(entry)) return false;
+    if (policy.drop_stubs && is_stubs_directory(entry)) return false;
     if (!policy.keep_origin && (entry.find("$ORIGIN") != std::string::npos || entry.find("${ORIGIN}") != std::string::npos))
       return false;
     for (const auto& prefix : policy.forbidden_prefixes)

@@ -10,6 +10,12 @@ bool is_stub_library(const std::string& path) {
   return path.find("/stubs/") != std::string::npos || path.rfind("stubs/", 0) == 0;
 }
 
+bool is_stubs_directory(const std::string& dir) {
+  std::string trimmed = dir;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  return trimmed == "stubs" || is_stub_library(trimmed + "/");
+}
+
 std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const DependencyEdge& edge,
                                       const std::vector<std::filesystem::path>& search_dirs) {
   std::vector<Suggestion> out;
