@@ -86,9 +86,9 @@ struct ResolutionSession::State {
     return it->second;
   }
 
-  const Expected<ElfInfo>& info_of(const fs::path& host) {
-    auto it = infos.find(host.string());
-    if (it == infos.end()) it = infos.emplace(host.string(), read_elf_info(host)).first;
+  const Expected<ElfInfo>& info_of(const std::string& host) {
+    auto it = infos.find(host);
+    if (it == infos.end()) it = infos.emplace(host, read_elf_info(fs::path(host))).first;
     return it->second;
   }
 };
@@ -106,7 +106,7 @@ class Resolver {
     setup_defaults();
     tree_.objects.push_back(root);
     names_.push_back({});
-    record_inode(0, file);
+    record_inode(0, file.string());
     load_interpreter();
     for (const auto& name : env_.preload) link(0, resolve(tree_, 0, name), /*preload=*/true);
     for (size_t i = 0; i < tree_.objects.size(); ++i)
@@ -211,9 +211,9 @@ class Resolver {
     (void)preload;
     DependencyEdge edge{from, r, std::nullopt};
     if (r.path) {
-      fs::path host = host_path(*r.path);
+      std::string host = host_path(*r.path);
       std::optional<size_t> existing;
-      if (const auto& st = state_.stat_of(host.string())) {
+      if (const auto& st = state_.stat_of(host)) {
         auto it = inodes_.find({st->st_dev, st->st_ino});
         if (it != inodes_.end()) existing = it->second;
       }
@@ -236,8 +236,8 @@ class Resolver {
     tree_.edges.push_back(std::move(edge));
   }
 
-  void record_inode(size_t index, const fs::path& host) {
-    if (const auto& st = state_.stat_of(host.string())) inodes_.emplace(std::make_pair(st->st_dev, st->st_ino), index);
+  void record_inode(size_t index, const std::string& host) {
+    if (const auto& st = state_.stat_of(host)) inodes_.emplace(std::make_pair(st->st_dev, st->st_ino), index);
   }
 
   bool search_rpath_of(const DependencyTree& tree, size_t object, const std::string& name, Resolution& r) {
@@ -268,7 +268,7 @@ class Resolver {
   bool search_cache(const std::string& name, Resolution& r) {
     if (!state_.cache_loaded) {
       state_.cache_loaded = true;
-      fs::path cache_path = env_.ld_so_cache ? *env_.ld_so_cache : host_path("/etc/ld.so.cache");
+      fs::path cache_path = env_.ld_so_cache ? *env_.ld_so_cache : fs::path(host_path("/etc/ld.so.cache"));
       if (auto parsed = read_ld_so_cache(cache_path)) {
         state_.cache = std::move(*parsed);
         for (size_t i = 0; i < state_.cache->size(); ++i) state_.cache_index.emplace((*state_.cache)[i].name, i);
@@ -291,8 +291,8 @@ class Resolver {
   }
 
   bool probe(const std::string& path, const std::string& rule, Resolution& r) {
-    fs::path host = host_path(path);
-    const auto& st = state_.stat_of(host.string());
+    std::string host = host_path(path);
+    const auto& st = state_.stat_of(host);
     if (!st || !S_ISREG(st->st_mode)) {
       r.attempts.push_back({path, "no such file", rule});
       return false;
@@ -359,15 +359,18 @@ class Resolver {
     return "/" + rel.string();
   }
 
-  fs::path host_path(const std::string& loader_path) const {
-    if (env_.root == "/" || env_.root.empty() || loader_path.empty() || loader_path[0] != '/') return loader_path;
-    return env_.root / fs::path(loader_path).relative_path();
+  // Plain strings: this runs for every path tried, and fs::path splits into components.
+  std::string host_path(const std::string& loader_path) const {
+    if (host_root_ || loader_path.empty() || loader_path[0] != '/') return loader_path;
+    std::string root = env_.root.string();
+    while (!root.empty() && root.back() == '/') root.pop_back();
+    return root + loader_path;
   }
 
   bool is_directory(const std::string& path) {
     auto it = state_.dir_exists.find(path);
     if (it != state_.dir_exists.end()) return it->second;
-    const auto& st = state_.stat_of(host_path(path).string());
+    const auto& st = state_.stat_of(host_path(path));
     bool yes = st && S_ISDIR(st->st_mode);
     state_.dir_exists[path] = yes;
     return yes;
@@ -382,6 +385,7 @@ class Resolver {
   std::vector<std::string> default_dirs_;
   std::string platform_, lib_, interpreter_default_;
   bool loader_facts_ready_ = false;
+  bool host_root_ = env_.root.empty() || env_.root == "/";
 };
 
 }  // namespace

@@ -24,10 +24,20 @@ int main(int argc, char** argv) {
   CLI::App app{"runpatch: read and rewrite the runpaths of ELF files"};
   app.set_version_flag("--version", RUNPATCH_VERSION);
   app.require_subcommand(1);
-  std::vector<Command> commands = {add_print_command(app), add_scan_command(app), add_set_command(app),
-                                  add_tree_command(app), add_why_command(app),
-                                  add_driver_command(app), add_compat_command(app), add_apply_command(app),
-                                  add_auto_patchelf_command(app), add_check_command(app)};
+  using Adder = Command (*)(CLI::App&);
+  static constexpr std::pair<std::string_view, Adder> kCommands[] = {
+      {"print", add_print_command},   {"scan", add_scan_command},       {"set", add_set_command},
+      {"tree", add_tree_command},     {"why", add_why_command},         {"driver", add_driver_command},
+      {"compat", add_compat_command}, {"apply", add_apply_command},     {"auto-patchelf", add_auto_patchelf_command},
+      {"check", add_check_command},
+  };
+  // Build only the subcommand asked for (all of them for help and errors):
+  // setting up every option parser is a measurable part of a short run.
+  std::vector<Command> commands;
+  for (const auto& [name, add] : kCommands)
+    if (argc > 1 && name == argv[1]) commands.push_back(add(app));
+  if (commands.empty())
+    for (const auto& [name, add] : kCommands) commands.push_back(add(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
