@@ -1,0 +1,40 @@
+# cmake --install: library, headers, CMake package, pkg-config file, tools,
+# Nixpkgs hooks and (with help2man) man pages.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS runpatch runpatch_warnings EXPORT runpatchTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/runpatch DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT runpatchTargets NAMESPACE runpatch:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/runpatch)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/runpatchConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/runpatchConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/runpatch)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/runpatchConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/runpatchConfig.cmake ${PROJECT_BINARY_DIR}/runpatchConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/runpatch)
+file(RELATIVE_PATH PC_PREFIX_FROM_PCFILEDIR /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/runpatch.pc.in ${PROJECT_BINARY_DIR}/runpatch.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/runpatch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+install(TARGETS runpatch_cli runpatch_patchelf RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(CODE "execute_process(COMMAND ${CMAKE_COMMAND} -E create_symlink runpatch
+              \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/auto-patchelf)")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/hooks/ DESTINATION ${CMAKE_INSTALL_DATADIR}/runpatch/hooks)
+
+# Man pages from the same text as --help.
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  set(_man_dir ${PROJECT_BINARY_DIR}/man)
+  add_custom_command(OUTPUT ${_man_dir}/runpatch.1 ${_man_dir}/runpatch-patchelf.1
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_man_dir}
+    COMMAND ${HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
+            -n "read and rewrite the runpaths of ELF files" -o ${_man_dir}/runpatch.1 $<TARGET_FILE:runpatch_cli>
+    COMMAND ${HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
+            -n "patchelf-compatible front end of runpatch" -o ${_man_dir}/runpatch-patchelf.1
+            $<TARGET_FILE:runpatch_patchelf>
+    DEPENDS runpatch_cli runpatch_patchelf)
+  add_custom_target(man ALL DEPENDS ${_man_dir}/runpatch.1 ${_man_dir}/runpatch-patchelf.1)
+  install(FILES ${_man_dir}/runpatch.1 ${_man_dir}/runpatch-patchelf.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()

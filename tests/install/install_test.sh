@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# cmake --install into a temporary prefix, then build a consumer with
+# find_package(runpatch) and another with pkg-config, and run both.
+# Usage: install_test.sh BUILD_DIR FIXTURES_DIR SCRATCH_DIR
+set -euo pipefail
+build=$(realpath "$1") fixtures=$(realpath "$2") scratch=$(realpath -m "$3")
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$scratch" && mkdir -p "$scratch"
+prefix=$scratch/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+program=$fixtures/x86_64/prog-pie
+expected='$ORIGIN/lib'
+fail=0
+
+for f in bin/runpatch bin/runpatch-patchelf bin/auto-patchelf lib/librunpatch.a lib/pkgconfig/runpatch.pc \
+         lib/cmake/runpatch/runpatchConfig.cmake include/runpatch/elf_info.hpp share/runpatch/hooks/add-driver-runpath.sh; do
+  [[ -e $prefix/$f ]] || { echo "missing after install: $f"; fail=1; }
+done
+if command -v help2man >/dev/null; then
+  [[ -s $prefix/share/man/man1/runpatch.1 ]] || { echo "missing man page"; fail=1; }
+fi
+[[ "$("$prefix/bin/runpatch" print --json "$program" | grep -c '"runpath"')" == 1 ]] || { echo "installed runpatch does not run"; fail=1; }
+
+cmake -S "$here/consumer" -B "$scratch/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$scratch/cmake-consumer" >/dev/null
+out=$("$scratch/cmake-consumer/consumer" "$program")
+[[ $out == "$expected" ]] || { echo "find_package consumer printed '$out'"; fail=1; }
+
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+export PKG_CONFIG_PATH
+c++ -o "$scratch/pc-consumer" "$here/consumer/main.cpp" $(pkg-config --cflags --libs runpatch)
+out=$("$scratch/pc-consumer" "$program")
+[[ $out == "$expected" ]] || { echo "pkg-config consumer printed '$out'"; fail=1; }
+
+if [[ $fail == 0 ]]; then echo "install: 1 passed, 0 failed"; else echo "install: 0 passed, 1 failed"; fi
+exit $fail
