@@ -22,6 +22,9 @@ install(TARGETS runpatch_cli runpatch_patchelf RUNTIME DESTINATION ${CMAKE_INSTA
 install(CODE "execute_process(COMMAND ${CMAKE_COMMAND} -E create_symlink runpatch
               \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/auto-patchelf)")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/hooks/ DESTINATION ${CMAKE_INSTALL_DATADIR}/runpatch/hooks)
+install(FILES ${PROJECT_SOURCE_DIR}/completions/runpatch.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+        RENAME runpatch)
+install(FILES ${PROJECT_SOURCE_DIR}/completions/_runpatch DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
 
 # Man pages from the same text as --help.
 find_program(HELP2MAN help2man)

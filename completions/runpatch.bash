@@ -1,0 +1,34 @@
+# bash completion for runpatch (source it, or install to
+# share/bash-completion/completions/runpatch).
+_runpatch() {
+  local cur prev words cword
+  _init_completion 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; }
+  local commands="print scan set tree why driver compat apply auto-patchelf check"
+  if [[ $COMP_CWORD -eq 1 ]]; then
+    COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+    return
+  fi
+  local opts
+  case ${COMP_WORDS[1]} in
+    print) opts="--json" ;;
+    scan) opts="--json --dynamic-paths --jobs" ;;
+    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run" ;;
+    tree) opts="--json --root --ld-library-path --ld-so-cache --ignore-environment" ;;
+    why) opts="--search --json --root --ld-library-path --ld-so-cache --ignore-environment" ;;
+    driver) opts="--driver-dir --dry-run --verbose --force-rpath --forbid --jobs" ;;
+    compat) opts="--libcuda --driver-dir --dry-run --verbose --force-rpath --forbid --jobs" ;;
+    apply) opts="--policy --dry-run --verbose --force-rpath --forbid --jobs" ;;
+    auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --extra-args" ;;
+    check) opts="--json --junit --sarif --fail-on --forbid --disable --driver-dir --interpreter --require --search --root --ignore-environment" ;;
+  esac
+  case $prev in
+    --fail-on) COMPREPLY=($(compgen -W "error warning info" -- "$cur")); return ;;
+    --disable) COMPREPLY=($(compgen -W "unresolved-needed driver-library driver-dir-missing compat-after-driver stubs-entry forbidden-prefix relative-entry world-writable missing-entry duplicate-entry rpath-not-runpath wrong-interpreter foreign-machine" -- "$cur")); return ;;
+  esac
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -- "$cur"))
+  fi
+}
+complete -o filenames -F _runpatch runpatch
