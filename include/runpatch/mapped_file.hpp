@@ -14,6 +14,9 @@ namespace runpatch {
 class MappedFile {
  public:
   static Expected<MappedFile> open(const std::filesystem::path& path);
+  // Maps an already open descriptor (which stays open and owned by the caller);
+  // path names the file in messages.
+  static Expected<MappedFile> map(int fd, std::string path);
 
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;

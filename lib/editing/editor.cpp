@@ -1,6 +1,4 @@
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,38 +7,15 @@
 #include "editing/file_io.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/edit.hpp"
+#include "runpatch/mapped_file.hpp"
 
 namespace runpatch {
 
 namespace {
 
-// A read-only shared view of an open descriptor, for planning.
-class FdMapping {
- public:
-  static Expected<FdMapping> map(int fd, const std::string& path) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) return make_error(path, "cannot stat");
-    if (st.st_size == 0) return make_error(path, "file is empty");
-    void* data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
-    if (data == MAP_FAILED) return make_error(path, "cannot map");
-    return FdMapping(static_cast<const uint8_t*>(data), static_cast<uint64_t>(st.st_size));
-  }
-  FdMapping(FdMapping&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
-  FdMapping(const FdMapping&) = delete;
-  ~FdMapping() {
-    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
-  }
-  std::span<const uint8_t> bytes() const { return {data_, size_}; }
-
- private:
-  FdMapping(const uint8_t* d, uint64_t s) : data_(d), size_(s) {}
-  const uint8_t* data_;
-  uint64_t size_;
-};
-
 Expected<EditOutcome> edit_open_file(int fd, const std::string& path, const EditRequest& request,
                                      const EditOptions& options) {
-  RUNPATCH_TRY(FdMapping mapping, FdMapping::map(fd, path));
+  RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
   EditOutcome outcome;
   RUNPATCH_TRY(outcome.before, read_elf_info(mapping.bytes(), path));
   RUNPATCH_TRY(EditPlan plan, visit_elf(mapping.bytes(), path, [&](const auto& view) {

@@ -27,14 +27,18 @@ Expected<MappedFile> MappedFile::open(const std::filesystem::path& path) {
   std::string name = path.string();
   FdCloser fd{::open(name.c_str(), O_RDONLY | O_CLOEXEC)};
   if (fd.fd < 0) return make_error(name, errno_text("cannot open"));
+  return map(fd.fd, std::move(name));  // the mapping outlives the descriptor
+}
+
+Expected<MappedFile> MappedFile::map(int fd, std::string path) {
   struct stat st {};
-  if (::fstat(fd.fd, &st) != 0) return make_error(name, errno_text("cannot stat"));
-  if (!S_ISREG(st.st_mode)) return make_error(name, "not a regular file");
-  if (st.st_size == 0) return make_error(name, "file is empty");
-  void* data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd.fd, 0);
-  if (data == MAP_FAILED) return make_error(name, errno_text("cannot map"));
-  return MappedFile(std::move(name), static_cast<const uint8_t*>(data),
-                    static_cast<uint64_t>(st.st_size));
+  if (::fstat(fd, &st) != 0) return make_error(path, errno_text("cannot stat"));
+  if (!S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
+  if (st.st_size == 0) return make_error(path, "file is empty");
+  // Shared, so that it shows the file as it is, also after an editor's writes.
+  void* data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  if (data == MAP_FAILED) return make_error(path, errno_text("cannot map"));
+  return MappedFile(std::move(path), static_cast<const uint8_t*>(data), static_cast<uint64_t>(st.st_size));
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
