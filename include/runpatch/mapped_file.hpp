@@ -40,5 +40,7 @@ class MappedFile {
 
 // Cheap pre-check without mapping: does the file start with the ELF magic?
 bool has_elf_magic(const std::filesystem::path& path);
+// The same for name relative to the directory descriptor dirfd (or AT_FDCWD).
+bool has_elf_magic_at(int dirfd, const char* name);
 
 }  // namespace runpatch

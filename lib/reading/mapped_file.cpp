@@ -66,13 +66,14 @@ void MappedFile::release() {
   data_ = nullptr;
 }
 
-bool has_elf_magic(const std::filesystem::path& path) {
+bool has_elf_magic_at(int dirfd, const char* name) {
   // O_NONBLOCK: a FIFO that slipped through must not hang the caller.
-  FdCloser fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  FdCloser fd{::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
   if (fd.fd < 0) return false;
   unsigned char magic[4];
-  return ::pread(fd.fd, magic, sizeof magic, 0) == 4 && magic[0] == 0x7f && magic[1] == 'E' &&
-         magic[2] == 'L' && magic[3] == 'F';
+  return ::pread(fd.fd, magic, sizeof magic, 0) == 4 && std::memcmp(magic, "\177ELF", 4) == 0;
 }
+
+bool has_elf_magic(const std::filesystem::path& path) { return has_elf_magic_at(AT_FDCWD, path.c_str()); }
 
 }  // namespace runpatch

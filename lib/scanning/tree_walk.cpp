@@ -37,19 +37,6 @@ struct DirJob {
   bool via_symlink;
 };
 
-bool fd_has_elf_magic(int fd) {
-  unsigned char magic[4];
-  return ::pread(fd, magic, sizeof magic, 0) == 4 && std::memcmp(magic, "\177ELF", 4) == 0;
-}
-
-bool elf_magic_at(int dirfd, const char* name, int extra_flags) {
-  int fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | extra_flags);
-  if (fd < 0) return false;
-  bool elf = fd_has_elf_magic(fd);
-  ::close(fd);
-  return elf;
-}
-
 class Walker {
  public:
   TreeListing run(const std::vector<fs::path>& roots) {
@@ -79,7 +66,7 @@ class Walker {
     if (S_ISDIR(st.st_mode)) {
       if (seen_dirs_.insert({st.st_dev, st.st_ino}).second) dirs.push_back({root.string(), false});
     } else if (S_ISREG(st.st_mode)) {
-      if (elf_magic_at(AT_FDCWD, root.c_str(), 0)) hits_.push_back({root.string(), {st.st_dev, st.st_ino}, false});
+      if (has_elf_magic_at(AT_FDCWD, root.c_str())) hits_.push_back({root.string(), {st.st_dev, st.st_ino}, false});
       else ++listing_.non_elf_files;
     }
   }
@@ -171,7 +158,7 @@ class Walker {
         }
         subdirs.push_back({prefix + name, via_symlink});
       } else if (type == DT_REG) {
-        if (elf_magic_at(dirfd, name, 0)) hits.push_back({prefix + name, key, via_symlink});
+        if (has_elf_magic_at(dirfd, name)) hits.push_back({prefix + name, key, via_symlink});
         else ++non_elf;
       }
     }
