@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runpatch/expected.hpp"
+#include "runpatch/mapped_file.hpp"
 
 namespace runpatch {
 
@@ -21,6 +23,33 @@ struct CacheEntry {
 
 Expected<std::vector<CacheEntry>> parse_ld_so_cache(std::span<const uint8_t> bytes, const std::string& path);
 Expected<std::vector<CacheEntry>> read_ld_so_cache(const std::filesystem::path& path);
+
+// Where a cache's entry table and strings lie; validated against the file size.
+struct CacheLayout {
+  uint64_t entries_at = 0, count = 0, entry_size = 0;
+  uint64_t strings_base = 0;  // string offsets are relative to this
+  bool big_endian = false, has_hwcap = false;
+};
+Expected<CacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const std::string& path);
+
+// A mapped cache answering lookups in place, as the loader does: a resolver
+// asks for a few dozen names, so parsing thousands of entries into strings
+// would cost more than every lookup together; hashing the keys in place does not.
+class LdSoCache {
+ public:
+  static Expected<LdSoCache> open(const std::filesystem::path& path);
+  // Entries whose key is name, in cache order; entries with strings out of bounds are skipped.
+  std::vector<CacheEntry> lookup(std::string_view name) const;
+
+ private:
+  LdSoCache(MappedFile file, CacheLayout layout);
+  MappedFile file_;
+  CacheLayout layout_;
+  std::string_view key_of(uint64_t index) const;  // empty when out of bounds
+  // Open-addressing hash of keys: slot -> entry index + 1 (0 = empty). One
+  // allocation for the whole index, where a map would make one per entry.
+  std::vector<uint32_t> slots_;
+};
 
 // The directories an ld.so.conf names, following `include` globs (relative to root).
 std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root, const std::string& conf = "/etc/ld.so.conf");

@@ -29,6 +29,9 @@ struct SearchEnvironment {
   // Fill default_dirs, hwcaps_subdirs, platform and lib from the host's
   // `ld.so --list-diagnostics` the first time one of them is needed.
   bool ask_host_loader = false;
+  // Keep every path tried in Resolution::attempts (for `why` and JSON); a
+  // plain tree turns it off and spares an allocation per probe.
+  bool record_attempts = true;
 
   // The running system: its loader's settings (asked lazily, see ask_host_loader)
   // and, if asked for, LD_LIBRARY_PATH from the environment.
@@ -66,7 +69,7 @@ struct Resolution {
 
 struct LoadedObject {
   std::string path;             // loader's view
-  ElfInfo info;
+  std::shared_ptr<const ElfInfo> info;  // shared with the session: trees of many files repeat libraries
   std::optional<size_t> loader;  // index of the object whose DT_NEEDED loaded it
   int depth = 0;
 };

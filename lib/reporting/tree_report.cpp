@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <iterator>
 
 #include "runpatch/report.hpp"
 
@@ -24,16 +25,18 @@ std::string format_tree(const DependencyTree& tree, bool color) {
   const char* dim = color ? "\033[2m" : "";
   const char* reset = color ? "\033[0m" : "";
   std::string out = tree.objects.empty() ? "" : tree.objects[0].path + "\n";
+  auto append = std::back_inserter(out);
+  // Edges grouped by requester once: a walk that scanned every edge per node is quadratic.
+  std::vector<std::vector<const DependencyEdge*>> edges_from(tree.objects.size());
+  for (const auto& e : tree.edges)
+    if (!e.dlopen && e.from < edges_from.size()) edges_from[e.from].push_back(&e);
   std::vector<bool> printed(tree.objects.size(), false);
   if (!printed.empty()) printed[0] = true;
-  std::function<void(size_t, const std::string&)> walk = [&](size_t from, const std::string& indent) {
-    std::vector<const DependencyEdge*> children;
-    for (const auto& e : tree.edges)
-      if (e.from == from && !e.dlopen && !(e.to && printed[*e.to] && e.resolution.via == FoundVia::AlreadyLoaded))
-        children.push_back(&e);
+  std::string indent;
+  std::function<void(size_t)> walk = [&](size_t from) {
     // Libraries shown elsewhere already are not repeated, as in libtree.
     std::vector<const DependencyEdge*> shown;
-    for (const auto* e : children)
+    for (const auto* e : edges_from[from])
       if (!e->to || !printed[*e->to]) {
         shown.push_back(e);
         if (e->to) printed[*e->to] = true;
@@ -41,25 +44,32 @@ std::string format_tree(const DependencyTree& tree, bool color) {
     for (size_t i = 0; i < shown.size(); ++i) {
       const auto& e = *shown[i];
       bool last = i + 1 == shown.size();
-      out += indent + (last ? "└── " : "├── ");
+      out += indent;
+      out += last ? "└── " : "├── ";
+      // Plain appends: this runs per line of output, and fmt's iterator path is slower.
       if (!e.to && !e.resolution.path) {
-        out += fmt::format("{}{} not found{}\n", red, e.resolution.name, reset);
+        ((((out += red) += e.resolution.name) += " not found") += reset) += "\n";
         continue;
       }
-      out += fmt::format("{} {}=> {} [{}]{}\n", e.resolution.name, dim, e.resolution.path.value_or("?"),
-                         source_label(e.resolution), reset);
-      if (e.to) walk(*e.to, indent + (last ? "    " : "│   "));
+      ((((out += e.resolution.name) += " ") += dim) += "=> ") += e.resolution.path.value_or("?");
+      ((((out += " [") += source_label(e.resolution)) += "]") += reset) += "\n";
+      if (e.to) {
+        size_t depth = indent.size();
+        indent += last ? "    " : "│   ";
+        walk(*e.to);
+        indent.resize(depth);
+      }
     }
   };
-  if (!tree.objects.empty()) walk(0, "");
+  if (!tree.objects.empty()) walk(0);
   for (const auto& e : tree.edges) {
     if (!e.dlopen) continue;
-    out += fmt::format("dlopen by {}: ", tree.objects[e.from].path);
+    fmt::format_to(append, "dlopen by {}: ", tree.objects[e.from].path);
     if (e.resolution.path)
-      out += fmt::format("{} {}=> {} [{}]{} ({})\n", e.resolution.name, dim, *e.resolution.path,
-                         source_label(e.resolution), reset, e.dlopen_reason);
+      fmt::format_to(append, "{} {}=> {} [{}]{} ({})\n", e.resolution.name, dim, *e.resolution.path,
+                     source_label(e.resolution), reset, e.dlopen_reason);
     else
-      out += fmt::format("{}{} not found{} ({})\n", red, e.resolution.name, reset, e.dlopen_reason);
+      fmt::format_to(append, "{}{} not found{} ({})\n", red, e.resolution.name, reset, e.dlopen_reason);
   }
   return out;
 }
@@ -78,7 +88,7 @@ nlohmann::json tree_json(const DependencyTree& tree) {
   nlohmann::json objects = nlohmann::json::array();
   for (const auto& o : tree.objects)
     objects.push_back({{"path", o.path},
-                       {"soname", o.info.soname ? nlohmann::json(*o.info.soname) : nlohmann::json(nullptr)},
+                       {"soname", o.info->soname ? nlohmann::json(*o.info->soname) : nlohmann::json(nullptr)},
                        {"depth", o.depth},
                        {"loader", o.loader ? nlohmann::json(*o.loader) : nlohmann::json(nullptr)}});
   nlohmann::json edges = nlohmann::json::array();

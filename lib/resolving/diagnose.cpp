@@ -20,7 +20,7 @@ std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const Dependen
                                       const std::vector<std::filesystem::path>& search_dirs) {
   std::vector<Suggestion> out;
   const auto& requester = tree.objects[edge.from];
-  const auto& want = tree.objects[0].info.identity;
+  const auto& want = tree.objects[0].info->identity;
   TreeListing listing = list_elf_files(search_dirs);
   for (const auto& file : listing.elf_files) {
     if (file.filename() != edge.resolution.name) continue;

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <glob.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <string_view>
 #include <set>
 
-#include "runpatch/mapped_file.hpp"
 
 namespace runpatch {
 
@@ -17,84 +19,62 @@ constexpr char kOldMagic[] = "ld.so-1.7.0";          // 11 bytes used
 constexpr char kNewMagic[] = "glibc-ld.so.cache1.1";  // magic + version, 20 bytes
 constexpr size_t kOldHeader = 16, kOldEntry = 12, kNewHeader = 48, kNewEntry = 24;
 
-class CacheReader {
- public:
-  CacheReader(std::span<const uint8_t> bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+// Little helpers over the raw bytes; every read is bounds-checked by the caller's layout.
+uint64_t read_u32(std::span<const uint8_t> bytes, uint64_t at, bool big) {
+  uint64_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint64_t(bytes[at + (big ? 3 - i : i)]) << (8 * i);
+  return v;
+}
 
-  Expected<std::vector<CacheEntry>> parse() {
-    if (starts_with(0, kNewMagic, 20)) return parse_new(0);
-    if (!starts_with(0, kOldMagic, 11)) return error("not an ld.so.cache (unknown magic)", 0);
-    if (bytes_.size() < kOldHeader) return error("truncated header", 0);
-    uint64_t nlibs = u32(12, false);
-    uint64_t entries_end = kOldHeader + nlibs * kOldEntry;
-    if (nlibs > bytes_.size() / kOldEntry || entries_end > bytes_.size())
-      return error(fmt::format("{} entries do not fit in the file", nlibs), 12);
-    // A new-format cache may follow the old entries, 8-aligned; it is the richer one.
-    uint64_t new_at = (entries_end + 7) & ~uint64_t(7);
-    if (new_at + 20 <= bytes_.size() && starts_with(new_at, kNewMagic, 20)) return parse_new(new_at);
-    std::vector<CacheEntry> entries;
-    for (uint64_t i = 0; i < nlibs; ++i) {
-      // Old-format strings are relative to the end of the entries.
-      RUNPATCH_TRY(CacheEntry e, entry_at(kOldHeader + i * kOldEntry, entries_end, false));
-      entries.push_back(std::move(e));
-    }
-    return entries;
-  }
+uint64_t read_u64(std::span<const uint8_t> bytes, uint64_t at, bool big) {
+  return big ? (read_u32(bytes, at, true) << 32) | read_u32(bytes, at + 4, true)
+             : read_u32(bytes, at, false) | (read_u32(bytes, at + 4, false) << 32);
+}
 
- private:
-  Expected<std::vector<CacheEntry>> parse_new(uint64_t base) {
-    if (base + kNewHeader > bytes_.size()) return error("truncated header", base);
-    uint8_t endian = bytes_[base + 28] & 3;
-    big_ = endian == 3 || (endian == 0 && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
-    uint64_t nlibs = u32(base + 20, big_);
-    uint64_t entries_end = base + kNewHeader + nlibs * kNewEntry;
-    if (nlibs > bytes_.size() / kNewEntry || entries_end > bytes_.size())
-      return error(fmt::format("{} entries do not fit in the file", nlibs), base + 20);
-    std::vector<CacheEntry> entries;
-    entries.reserve(nlibs);
-    for (uint64_t i = 0; i < nlibs; ++i) {
-      // New-format strings are relative to the new header.
-      uint64_t at = base + kNewHeader + i * kNewEntry;
-      RUNPATCH_TRY(CacheEntry e, entry_at(at, base, big_));
-      e.hwcap = u64(at + 16, big_);
-      entries.push_back(std::move(e));
-    }
-    return entries;
-  }
+bool starts_with(std::span<const uint8_t> bytes, uint64_t at, const char* magic, size_t n) {
+  return at + n <= bytes.size() && std::memcmp(bytes.data() + at, magic, n) == 0;
+}
 
-  // flags, key and value: the first 12 bytes of an entry in both formats.
-  Expected<CacheEntry> entry_at(uint64_t at, uint64_t strings, bool big) const {
-    CacheEntry e;
-    e.flags = static_cast<int32_t>(u32(at, big));
-    RUNPATCH_TRY(e.name, string_at(strings, u32(at + 4, big)));
-    RUNPATCH_TRY(e.path, string_at(strings, u32(at + 8, big)));
-    return e;
-  }
+// The NUL-terminated string at strings_base + offset, or nullopt when it leaves the file.
+std::optional<std::string_view> string_at(std::span<const uint8_t> bytes, uint64_t strings_base, uint64_t offset) {
+  uint64_t at = strings_base + offset;
+  if (offset >= bytes.size() || at >= bytes.size()) return std::nullopt;
+  const void* nul = std::memchr(bytes.data() + at, 0, bytes.size() - at);
+  if (!nul) return std::nullopt;
+  return std::string_view(reinterpret_cast<const char*>(bytes.data() + at),
+                          static_cast<size_t>(static_cast<const uint8_t*>(nul) - (bytes.data() + at)));
+}
 
-  bool starts_with(uint64_t at, const char* magic, size_t n) const {
-    return at + n <= bytes_.size() && std::memcmp(bytes_.data() + at, magic, n) == 0;
-  }
-  uint64_t u32(uint64_t at, bool big) const {
-    uint64_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= uint64_t(bytes_[at + (big ? 3 - i : i)]) << (8 * i);
-    return v;
-  }
-  uint64_t u64(uint64_t at, bool big) const {
-    return big ? (u32(at, true) << 32) | u32(at + 4, true) : u32(at, false) | (u32(at + 4, false) << 32);
-  }
-  Expected<std::string> string_at(uint64_t base, uint64_t offset) const {
-    uint64_t at = base + offset;
-    if (offset >= bytes_.size() || at >= bytes_.size()) return error(fmt::format("string offset {} is past the end", offset), base);
-    const void* nul = std::memchr(bytes_.data() + at, 0, bytes_.size() - at);
-    if (!nul) return error("string is not NUL-terminated", at);
-    return std::string(reinterpret_cast<const char*>(bytes_.data() + at), static_cast<const uint8_t*>(nul) - (bytes_.data() + at));
-  }
-  Error error(std::string what, uint64_t at) const { return make_error(path_, std::move(what), at); }
+Expected<CacheLayout> new_format_layout(std::span<const uint8_t> bytes, const std::string& path, uint64_t base) {
+  if (base + kNewHeader > bytes.size()) return make_error(path, "truncated header", base);
+  uint8_t endian = bytes[base + 28] & 3;
+  CacheLayout layout;
+  layout.big_endian = endian == 3 || (endian == 0 && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+  layout.count = read_u32(bytes, base + 20, layout.big_endian);
+  layout.entries_at = base + kNewHeader;
+  layout.entry_size = kNewEntry;
+  layout.strings_base = base;  // new-format strings are relative to the new header
+  layout.has_hwcap = true;
+  if (layout.count > bytes.size() / kNewEntry || layout.entries_at + layout.count * kNewEntry > bytes.size())
+    return make_error(path, fmt::format("{} entries do not fit in the file", layout.count), base + 20);
+  return layout;
+}
 
-  std::span<const uint8_t> bytes_;
-  std::string path_;
-  bool big_ = false;
-};
+// flags, key and value: the first 12 bytes of an entry in both formats.
+Expected<CacheEntry> entry_at(std::span<const uint8_t> bytes, const std::string& path, const CacheLayout& layout,
+                              uint64_t index) {
+  uint64_t at = layout.entries_at + index * layout.entry_size;
+  CacheEntry e;
+  e.flags = static_cast<int32_t>(read_u32(bytes, at, layout.big_endian));
+  for (auto [field, out] : {std::pair{at + 4, &e.name}, std::pair{at + 8, &e.path}}) {
+    uint64_t offset = read_u32(bytes, field, layout.big_endian);
+    auto text = string_at(bytes, layout.strings_base, offset);
+    if (!text) return make_error(path, fmt::format("string offset {} is past the end or not NUL-terminated", offset), field);
+    *out = std::string(*text);
+  }
+  if (layout.has_hwcap) e.hwcap = read_u64(bytes, at + 16, layout.big_endian);
+  return e;
+}
 
 void read_conf(const std::filesystem::path& root, const std::string& conf, std::vector<std::string>& dirs,
                std::set<std::string>& seen_files, int depth) {
@@ -127,13 +107,83 @@ void read_conf(const std::filesystem::path& root, const std::string& conf, std::
 
 }  // namespace
 
+Expected<CacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const std::string& path) {
+  if (starts_with(bytes, 0, kNewMagic, 20)) return new_format_layout(bytes, path, 0);
+  if (!starts_with(bytes, 0, kOldMagic, 11)) return make_error(path, "not an ld.so.cache (unknown magic)", 0);
+  if (bytes.size() < kOldHeader) return make_error(path, "truncated header", 0);
+  CacheLayout layout;
+  layout.count = read_u32(bytes, 12, false);
+  layout.entries_at = kOldHeader;
+  layout.entry_size = kOldEntry;
+  uint64_t entries_end = kOldHeader + layout.count * kOldEntry;
+  if (layout.count > bytes.size() / kOldEntry || entries_end > bytes.size())
+    return make_error(path, fmt::format("{} entries do not fit in the file", layout.count), 12);
+  // A new-format cache may follow the old entries, 8-aligned; it is the richer one.
+  uint64_t new_at = (entries_end + 7) & ~uint64_t(7);
+  if (starts_with(bytes, new_at, kNewMagic, 20)) return new_format_layout(bytes, path, new_at);
+  layout.strings_base = entries_end;  // old-format strings are relative to the end of the entries
+  return layout;
+}
+
 Expected<std::vector<CacheEntry>> parse_ld_so_cache(std::span<const uint8_t> bytes, const std::string& path) {
-  return CacheReader(bytes, path).parse();
+  RUNPATCH_TRY(CacheLayout layout, ld_so_cache_layout(bytes, path));
+  std::vector<CacheEntry> entries;
+  entries.reserve(layout.count);
+  for (uint64_t i = 0; i < layout.count; ++i) {
+    RUNPATCH_TRY(CacheEntry e, entry_at(bytes, path, layout, i));
+    entries.push_back(std::move(e));
+  }
+  return entries;
 }
 
 Expected<std::vector<CacheEntry>> read_ld_so_cache(const std::filesystem::path& path) {
   RUNPATCH_TRY(MappedFile file, MappedFile::open(path));
   return parse_ld_so_cache(file.bytes(), file.path());
+}
+
+Expected<LdSoCache> LdSoCache::open(const std::filesystem::path& path) {
+  RUNPATCH_TRY(MappedFile file, MappedFile::open(path));
+  RUNPATCH_TRY(CacheLayout layout, ld_so_cache_layout(file.bytes(), file.path()));
+  return LdSoCache(std::move(file), layout);
+}
+
+namespace {
+uint64_t fnv1a(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+LdSoCache::LdSoCache(MappedFile file, CacheLayout layout) : file_(std::move(file)), layout_(layout) {
+  uint64_t size = 16;
+  while (size < 2 * layout_.count) size *= 2;
+  slots_.assign(size, 0);
+  for (uint64_t i = 0; i < layout_.count; ++i) {
+    std::string_view key = key_of(i);
+    if (key.empty()) continue;
+    uint64_t slot = fnv1a(key) & (size - 1);
+    while (slots_[slot] != 0) slot = (slot + 1) & (size - 1);
+    slots_[slot] = static_cast<uint32_t>(i + 1);
+  }
+}
+
+std::string_view LdSoCache::key_of(uint64_t index) const {
+  auto bytes = file_.bytes();
+  uint64_t key_field = layout_.entries_at + index * layout_.entry_size + 4;
+  return string_at(bytes, layout_.strings_base, read_u32(bytes, key_field, layout_.big_endian)).value_or("");
+}
+
+std::vector<CacheEntry> LdSoCache::lookup(std::string_view name) const {
+  std::vector<uint32_t> matches;
+  uint64_t mask = slots_.size() - 1;
+  for (uint64_t slot = fnv1a(name) & mask; slots_[slot] != 0; slot = (slot + 1) & mask)
+    if (key_of(slots_[slot] - 1) == name) matches.push_back(slots_[slot] - 1);
+  std::sort(matches.begin(), matches.end());  // the cache's own order decides
+  std::vector<CacheEntry> found;
+  for (uint32_t i : matches)
+    if (auto entry = entry_at(file_.bytes(), file_.path(), layout_, i)) found.push_back(std::move(*entry));
+  return found;
 }
 
 std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root, const std::string& conf) {

@@ -41,7 +41,8 @@ bool DependencyTree::all_found() const {
 
 std::vector<DlopenDependency> dlopen_dependencies(const ElfInfo& info) {
   std::vector<DlopenDependency> deps = info.dlopen;
-  std::string name = info.soname.value_or(std::filesystem::path(info.path).filename().string());
+  std::string_view name = info.soname ? std::string_view(*info.soname) : std::string_view(info.path);
+  if (!info.soname) name = name.substr(name.rfind('/') + 1);  // npos + 1 == 0
   bool is_cudart = name.rfind("libcudart.so", 0) == 0;
   bool has_libcuda = std::any_of(deps.begin(), deps.end(), [](const DlopenDependency& d) {
     return std::find(d.sonames.begin(), d.sonames.end(), "libcuda.so.1") != d.sonames.end();
@@ -70,11 +71,10 @@ struct ResolutionSession::State {
   SearchEnvironment env;
   bool loader_facts_asked = false;
   bool cache_loaded = false;
-  std::optional<std::vector<CacheEntry>> cache;
-  std::unordered_multimap<std::string, size_t> cache_index;  // name -> entry, in cache order
+  std::optional<LdSoCache> cache;
   std::vector<std::string> conf_dirs;
   std::unordered_map<std::string, bool> dir_exists;
-  std::unordered_map<std::string, Expected<ElfInfo>> infos;  // by host path
+  std::unordered_map<std::string, Expected<std::shared_ptr<const ElfInfo>>> infos;  // by host path
   std::unordered_map<std::string, std::optional<struct stat>> stats;  // by host path, following links
 
   const std::optional<struct stat>& stat_of(const std::string& host) {
@@ -86,14 +86,28 @@ struct ResolutionSession::State {
     return it->second;
   }
 
-  const Expected<ElfInfo>& info_of(const std::string& host) {
+  const Expected<std::shared_ptr<const ElfInfo>>& info_of(const std::string& host) {
     auto it = infos.find(host);
-    if (it == infos.end()) it = infos.emplace(host, read_elf_info(fs::path(host))).first;
+    if (it == infos.end()) {
+      Expected<std::shared_ptr<const ElfInfo>> shared = [&]() -> Expected<std::shared_ptr<const ElfInfo>> {
+        RUNPATCH_TRY(ElfInfo info, read_elf_info(fs::path(host)));
+        return std::make_shared<const ElfInfo>(std::move(info));
+      }();
+      it = infos.emplace(host, std::move(shared)).first;
+    }
     return it->second;
   }
 };
 
 namespace {
+
+// Which rule a probe belongs to; formatted only when attempts are recorded,
+// because most callers (a plain `tree`) never show them.
+struct Rule {
+  const char* label;
+  const std::string* object = nullptr;
+  std::string text() const { return object ? std::string(label) + " " + *object : std::string(label); }
+};
 
 class Resolver {
  public:
@@ -101,20 +115,20 @@ class Resolver {
 
   Expected<DependencyTree> run(const fs::path& file) {
     RUNPATCH_TRY(ElfInfo info, read_elf_info(file));
-    LoadedObject root{loader_view(file), std::move(info), std::nullopt, 0};
     identity_ = info.identity;
+    LoadedObject root{loader_view(file), std::make_shared<const ElfInfo>(std::move(info)), std::nullopt, 0};
     setup_defaults();
     tree_.objects.push_back(root);
     names_.push_back({});
     record_inode(0, file.string());
     load_interpreter();
-    for (const auto& name : env_.preload) link(0, resolve(tree_, 0, name), /*preload=*/true);
+    for (const auto& name : env_.preload) link(0, resolve(tree_, 0, name));
     for (size_t i = 0; i < tree_.objects.size(); ++i)
-      for (const auto& name : tree_.objects[i].info.needed) link(i, resolve(tree_, i, name), false);
+      for (const auto& name : tree_.objects[i].info->needed) link(i, resolve(tree_, i, name));
     // dlopen searches with the calling object's own DT_RUNPATH, like a DT_NEEDED of it.
     size_t loaded = tree_.objects.size();
     for (size_t i = 0; i < loaded; ++i)
-      for (const auto& dep : dlopen_dependencies(tree_.objects[i].info)) {
+      for (const auto& dep : dlopen_dependencies(*tree_.objects[i].info)) {
         Resolution r;
         for (const auto& soname : dep.sonames) {
           r = resolve(tree_, i, soname);
@@ -130,7 +144,7 @@ class Resolver {
 
   Resolution resolve(const DependencyTree& tree, size_t requester, const std::string& name) {
     if (identity_.machine == 0) {
-      identity_ = tree.objects[0].info.identity;
+      identity_ = tree.objects[0].info->identity;
       setup_defaults();
     }
     Resolution r;
@@ -145,14 +159,14 @@ class Resolver {
       }
     if (name.find('/') != std::string::npos) {
       for (const auto& path : expand(name, req)) {
-        if (probe(path, "path in DT_NEEDED", r)) {
+        if (probe(path, Rule{"path in DT_NEEDED"}, r)) {
           r.via = FoundVia::DirectPath;
           return r;
         }
       }
       return r;
     }
-    if (!req.info.runpath) {
+    if (!req.info->runpath) {
       std::vector<bool> visited(tree.objects.size(), false);
       for (std::optional<size_t> l = requester; l; l = tree.objects[*l].loader) {
         visited[*l] = true;
@@ -160,22 +174,22 @@ class Resolver {
       }
       if (!visited[0] && search_rpath_of(tree, 0, name, r)) return r;
     }
-    if (search(env_.ld_library_path, tree.objects[0], name, "LD_LIBRARY_PATH", r)) {
+    if (search(env_.ld_library_path, tree.objects[0], name, Rule{"LD_LIBRARY_PATH"}, r)) {
       r.via = FoundVia::LdLibraryPath;
       return r;
     }
-    if (req.info.runpath && search(split_runpath(*req.info.runpath), req, name, "runpath of " + req.path, r)) {
+    if (req.info->runpath && search(split_runpath(*req.info->runpath), req, name, Rule{"runpath of", &req.path}, r)) {
       r.via = FoundVia::Runpath;
       r.via_object = req.path;
       return r;
     }
-    if (req.info.nodeflib()) return r;
+    if (req.info->nodeflib()) return r;
     if (search_cache(name, r)) {
       r.via = FoundVia::LdSoCache;
       return r;
     }
     need_loader_facts();
-    if (search(default_dirs_, req, name, "default path", r)) r.via = FoundVia::DefaultDirs;
+    if (search(default_dirs_, req, name, Rule{"default path"}, r)) r.via = FoundVia::DefaultDirs;
     return r;
   }
 
@@ -196,20 +210,20 @@ class Resolver {
 
   // The interpreter is mapped before anything else; its SONAME satisfies libc's DT_NEEDED on it.
   void load_interpreter() {
-    const auto& root = tree_.objects[0].info;
+    const auto& root = *tree_.objects[0].info;
     std::string interp = root.interpreter.value_or(interpreter_default_);
     if (interp.empty()) return;
     const auto& info = state_.info_of(host_path(interp));
-    if (!info || !compatible(identity_, info->identity)) return;
+    if (!info || !compatible(identity_, (*info)->identity)) return;
     tree_.objects.push_back({interp, *info, std::nullopt, 1});
     names_.push_back({});
-    if (info->soname) names_.back().push_back(*info->soname);
+    if ((*info)->soname) names_.back().push_back(*(*info)->soname);
     record_inode(tree_.objects.size() - 1, host_path(interp));
   }
 
-  void link(size_t from, Resolution r, bool preload) {
-    (void)preload;
-    DependencyEdge edge{from, r, std::nullopt};
+  void link(size_t from, Resolution&& resolved) {
+    DependencyEdge edge{from, std::move(resolved), std::nullopt};
+    const Resolution& r = edge.resolution;
     if (r.path) {
       std::string host = host_path(*r.path);
       std::optional<size_t> existing;
@@ -227,7 +241,7 @@ class Resolver {
         if (info) {
           tree_.objects.push_back({*r.path, *info, from, tree_.objects[from].depth + 1});
           names_.push_back({r.name});
-          if (info->soname) names_.back().push_back(*info->soname);
+          if ((*info)->soname) names_.back().push_back(*(*info)->soname);
           edge.to = tree_.objects.size() - 1;
           record_inode(*edge.to, host);
         }
@@ -242,15 +256,15 @@ class Resolver {
 
   bool search_rpath_of(const DependencyTree& tree, size_t object, const std::string& name, Resolution& r) {
     const auto& o = tree.objects[object];
-    if (!o.info.rpath || o.info.runpath) return false;  // DT_RUNPATH present: DT_RPATH is ignored
-    if (!search(split_runpath(*o.info.rpath), o, name, "rpath of " + o.path, r)) return false;
+    if (!o.info->rpath || o.info->runpath) return false;  // DT_RUNPATH present: DT_RPATH is ignored
+    if (!search(split_runpath(*o.info->rpath), o, name, Rule{"rpath of", &o.path}, r)) return false;
     r.via = FoundVia::Rpath;
     r.via_object = o.path;
     return true;
   }
 
   bool search(const std::vector<std::string>& entries, const LoadedObject& owner, const std::string& name,
-              const std::string& rule, Resolution& r) {
+              const Rule& rule, Resolution& r) {
     for (const auto& entry : entries)
       for (const auto& dir : expand(entry.empty() ? "." : entry, owner)) {
         if (is_directory(dir + "/glibc-hwcaps")) {
@@ -269,47 +283,44 @@ class Resolver {
     if (!state_.cache_loaded) {
       state_.cache_loaded = true;
       fs::path cache_path = env_.ld_so_cache ? *env_.ld_so_cache : fs::path(host_path("/etc/ld.so.cache"));
-      if (auto parsed = read_ld_so_cache(cache_path)) {
-        state_.cache = std::move(*parsed);
-        for (size_t i = 0; i < state_.cache->size(); ++i) state_.cache_index.emplace((*state_.cache)[i].name, i);
+      if (auto opened = LdSoCache::open(cache_path)) {
+        state_.cache.emplace(std::move(*opened));
       } else {
         state_.conf_dirs = read_ld_so_conf(env_.root);  // no cache: what ldconfig would have put in it
       }
     }
     if (state_.cache) {
-      auto [first, last] = state_.cache_index.equal_range(name);
-      std::vector<size_t> order;
-      for (auto it = first; it != last; ++it) order.push_back(it->second);
-      std::sort(order.begin(), order.end());  // the cache's own order decides
-      for (size_t i : order)
-        if (probe((*state_.cache)[i].path, "ld.so.cache", r)) return true;
+      for (const auto& entry : state_.cache->lookup(name))  // the cache's own order decides
+        if (probe(entry.path, Rule{"ld.so.cache"}, r)) return true;
       return false;
     }
     for (const auto& dir : state_.conf_dirs)
-      if (probe(dir + "/" + name, "ld.so.conf", r)) return true;
+      if (probe(dir + "/" + name, Rule{"ld.so.conf"}, r)) return true;
     return false;
   }
 
-  bool probe(const std::string& path, const std::string& rule, Resolution& r) {
+  bool probe(const std::string& path, const Rule& rule, Resolution& r) {
+    auto attempt = [&](auto&& outcome) {
+      if (env_.record_attempts) r.attempts.push_back({path, std::string(outcome), rule.text()});
+    };
     std::string host = host_path(path);
     const auto& st = state_.stat_of(host);
     if (!st || !S_ISREG(st->st_mode)) {
-      r.attempts.push_back({path, "no such file", rule});
+      attempt("no such file");
       return false;
     }
-    const auto& info = state_.info_of(host);
-    if (!info) {
-      r.attempts.push_back({path, "not loadable: " + info.error().what, rule});
+    const auto& loaded = state_.info_of(host);
+    if (!loaded) {
+      attempt("not loadable: " + loaded.error().what);
       return false;
     }
+    const ElfInfo* info = loaded->get();
     if (!compatible(identity_, info->identity)) {
-      r.attempts.push_back({path,
-                            "wrong class or machine: " + std::string(info->identity.elf_class == ElfClass::Elf64 ? "ELF64 " : "ELF32 ") +
-                                machine_name(info->identity.machine),
-                            rule});
+      attempt("wrong class or machine: " + std::string(info->identity.elf_class == ElfClass::Elf64 ? "ELF64 " : "ELF32 ") +
+              machine_name(info->identity.machine));
       return false;
     }
-    r.attempts.push_back({path, "found", rule});
+    attempt("found");
     r.path = path;
     return true;
   }

@@ -1,5 +1,6 @@
 // The resolver on constructed trees: each rule of ld.so's search, with the
 // real loader (for host files) or ldconfig (for caches) as oracle where one exists.
+#include <map>
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
@@ -188,8 +189,26 @@ TEST_F(ResolverTree, AlreadyLoadedSonameSatisfiesLaterRequests) {
   // own request for libgreet.so is then satisfied by the loaded SONAME.
   int loaded_greets = 0;
   for (const auto& o : tree->objects)
-    if (o.info.soname == std::optional<std::string>("libgreet.so")) ++loaded_greets;
+    if (o.info->soname == std::optional<std::string>("libgreet.so")) ++loaded_greets;
   EXPECT_EQ(loaded_greets, 1);
+}
+
+// The in-place index must answer exactly what a full parse lists, in cache order.
+TEST(LdSoCacheIndex, LookupMatchesFullParseOfTheHostCache) {
+  if (!fs::exists("/etc/ld.so.cache")) GTEST_SKIP() << "no /etc/ld.so.cache on this machine";
+  auto parsed = read_ld_so_cache("/etc/ld.so.cache");
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  auto cache = LdSoCache::open("/etc/ld.so.cache");
+  ASSERT_TRUE(cache) << cache.error().message();
+  std::map<std::string, std::vector<std::string>> expected;
+  for (const auto& entry : *parsed) expected[entry.name].push_back(entry.path);
+  ASSERT_FALSE(expected.empty());
+  for (const auto& [name, paths] : expected) {
+    std::vector<std::string> found;
+    for (const auto& entry : cache->lookup(name)) found.push_back(entry.path);
+    EXPECT_EQ(found, paths) << name;
+  }
+  EXPECT_TRUE(cache->lookup("libdoes-not-exist.so.42").empty());
 }
 
 TEST_F(ResolverTree, CacheGeneratedByLdconfigInAForeignRoot) {

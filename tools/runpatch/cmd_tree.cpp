@@ -23,7 +23,9 @@ Command add_tree_command(CLI::App& root) {
   app->add_flag("--json", o->json, "Print JSON");
   o->search.add_to(app);
   return {app, [o] {
-            ResolutionSession session(o->search.environment());
+            SearchEnvironment env = o->search.environment();
+            env.record_attempts = o->json;  // the text tree shows no attempts
+            ResolutionSession session(std::move(env));
             int status = kExitOk;
             nlohmann::json all = nlohmann::json::array();
             for (const auto& file : o->files) {
