@@ -29,6 +29,7 @@ struct AutoPatchelfOptions {
   RunpathPolicy layers;          // compat/driver layers applied in the same write
   EditRequest extra;             // further edits (--extra-args), in the same write
   bool dry_run = false;
+  bool in_place = false;  // EditOptions::in_place
   unsigned threads = 0;
 };
 

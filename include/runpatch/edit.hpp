@@ -48,6 +48,15 @@ struct EditOptions {
   std::optional<std::filesystem::path> output;  // write here instead of editing in place
   std::optional<uint64_t> page_size;            // alignment of a new segment (default: largest p_align)
   bool dry_run = false;                         // plan and report, write nothing
+  // How the file itself is changed. Default (false): atomically — the edit is
+  // made on a copy that is renamed over the file, so a crash at any moment
+  // leaves the old or the new file, and running programs can be edited; an
+  // edit that is one write within one page is done in place (equally atomic).
+  // true: writes go into the file in crash-ordered phases (a crash leaves a
+  // loadable file, not necessarily byte-identical to old or new); no copy,
+  // so a 300 MB library is edited in milliseconds. Files with several hard
+  // links are always edited in place, so that every link sees the change.
+  bool in_place = false;
   // Testing only: perform this many of the planned writes, then stop as if killed.
   std::optional<size_t> stop_after_writes;
 };

@@ -64,8 +64,9 @@ struct PolicyRun {
 
 // Applies the policy to every dynamically linked ELF file under paths (files
 // or trees, each inode once), on all cores; statically linked files are
-// skipped and counted. dry_run computes the outcome without writing.
+// skipped and counted. dry_run computes the outcome without writing;
+// in_place trades atomic replacement for speed (EditOptions::in_place).
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
-                                bool dry_run, unsigned threads = 0);
+                                bool dry_run, unsigned threads = 0, bool in_place = false);
 
 }  // namespace runpatch

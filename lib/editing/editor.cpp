@@ -1,7 +1,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "editing/edit_planner.hpp"
 #include "editing/file_io.hpp"
@@ -13,23 +17,72 @@ namespace runpatch {
 
 namespace {
 
-Expected<EditOutcome> edit_open_file(int fd, const std::string& path, const EditRequest& request,
-                                     const EditOptions& options) {
-  RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
+struct Planned {
   EditOutcome outcome;
+  EditPlan plan;
+};
+
+Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& request, const EditOptions& options) {
+  RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
+  Planned p;
+  EditOutcome& outcome = p.outcome;
   RUNPATCH_TRY(outcome.before, read_elf_info(mapping.bytes(), path));
-  RUNPATCH_TRY(EditPlan plan, visit_elf(mapping.bytes(), path, [&](const auto& view) {
+  RUNPATCH_TRY(p.plan, visit_elf(mapping.bytes(), path, [&](const auto& view) {
                  using View = std::decay_t<decltype(view)>;
                  return EditPlanner<typename View::Target>(view, outcome.before, options).plan(request);
                }));
-  outcome.strategy = plan.strategy;
-  outcome.layout_note = plan.layout_note;
+  outcome.strategy = p.plan.strategy;
+  outcome.layout_note = p.plan.layout_note;
   outcome.old_size = mapping.bytes().size();
-  outcome.new_size = plan.new_size;
-  for (const auto& w : plan.writes) outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
-  if (!options.dry_run && plan.strategy != EditStrategy::Unchanged)
-    RUNPATCH_CHECK(apply_plan(fd, path, plan, outcome.old_size, options.stop_after_writes));
-  return outcome;
+  outcome.new_size = p.plan.new_size;
+  for (const auto& w : p.plan.writes) outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
+  return p;
+}
+
+// One write inside one page, file size unchanged: a process dies before or
+// after such a pwrite, never in its middle, so editing in place is atomic too.
+bool is_single_page_write(const EditPlan& plan, uint64_t old_size) {
+  if (plan.writes.size() != 1 || plan.new_size != old_size) return false;
+  const auto& w = plan.writes[0];
+  constexpr uint64_t kPage = 4096;
+  return !w.bytes.empty() && w.offset / kPage == (w.offset + w.bytes.size() - 1) / kPage;
+}
+
+// Edits a private copy next to dest and renames it over dest.
+Status replace_by_copy(const std::string& source, const std::string& dest, const EditPlan& plan, bool keep_owner) {
+  RUNPATCH_TRY(auto temp, copy_to_temporary(source, dest, keep_owner));
+  Status status = apply_plan_to_copy(temp.first.get(), dest, plan);
+  if (status) status = replace_with(temp.second, dest, temp.first.get());
+  if (!status) ::unlink(temp.second.c_str());
+  return status;
+}
+
+Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& request,
+                                         const EditOptions& options) {
+  if (options.dry_run) {
+    UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return make_error(name, "cannot open");
+    RUNPATCH_TRY(Planned p, plan_edit(fd.get(), name, request, options));
+    return std::move(p.outcome);
+  }
+  // The lock is held on this descriptor until the edit is done, whichever way it is written.
+  RUNPATCH_TRY(UniqueFd locked, open_for_edit(name, /*writable=*/options.in_place));
+  struct stat st {};
+  ::fstat(locked.get(), &st);
+  RUNPATCH_TRY(Planned p, plan_edit(locked.get(), name, request, options));
+  if (p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
+  bool in_place = options.in_place || st.st_nlink > 1 || is_single_page_write(p.plan, p.outcome.old_size);
+  if (in_place) {
+    UniqueFd writable(options.in_place ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
+    if (writable.get() >= 0) {
+      RUNPATCH_CHECK(apply_plan(writable.get(), name, p.plan, p.outcome.old_size, options.stop_after_writes));
+      return std::move(p.outcome);
+    }
+    // A running program (ETXTBSY) or a read-only file: an atomic replacement still works.
+    if (options.in_place || st.st_nlink > 1) return make_error(name, std::string("cannot open for writing: ") + std::strerror(errno));
+  }
+  RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, /*keep_owner=*/true));
+  return std::move(p.outcome);
 }
 
 }  // namespace
@@ -46,25 +99,22 @@ std::string strategy_name(EditStrategy strategy) {
 Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
                                     const EditOptions& options) {
   std::string name = path.string();
-  if (!options.output || (std::filesystem::exists(*options.output) &&
-                          std::filesystem::equivalent(path, *options.output))) {
-    if (options.dry_run) {
-      UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
-      if (fd.get() < 0) return make_error(name, "cannot open");
-      return edit_open_file(fd.get(), name, request, options);
+  std::error_code ec;
+  if (!options.output || (std::filesystem::exists(*options.output) && std::filesystem::equivalent(path, *options.output))) {
+    // A symlink is followed: its target is edited (and replaced), never the link itself.
+    if (std::filesystem::is_symlink(path, ec)) {
+      auto target = std::filesystem::canonical(path, ec);
+      if (!ec) name = target.string();
     }
-    RUNPATCH_TRY(UniqueFd fd, open_for_edit(name));
-    return edit_open_file(fd.get(), name, request, options);
+    return edit_where_it_lies(name, request, options);
   }
-  // --output: edit a copy next to the destination, then rename it into place.
+  // --output: plan on the source, write an edited copy next to the destination.
   std::string dest = options.output->string();
-  RUNPATCH_TRY(auto temp, copy_to_temporary(name, dest));
-  auto outcome = edit_open_file(temp.first.get(), name, request, options);
-  if (!outcome || options.dry_run || ::rename(temp.second.c_str(), dest.c_str()) != 0) {
-    ::unlink(temp.second.c_str());
-    if (outcome && !options.dry_run) return make_error(dest, "cannot rename the edited copy into place");
-  }
-  return outcome;
+  UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+  if (source.get() < 0) return make_error(name, std::string("cannot open: ") + std::strerror(errno));
+  RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, options));
+  if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, /*keep_owner=*/false));
+  return std::move(p.outcome);
 }
 
 std::vector<std::string> split_runpath(const std::string& runpath) {

@@ -48,17 +48,39 @@ UniqueFd::~UniqueFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Expected<UniqueFd> open_for_edit(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-  if (fd.get() < 0) return make_error(path, errno_text("cannot open for writing", errno));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
-  while (::flock(fd.get(), LOCK_EX) != 0)
-    if (errno != EINTR) return make_error(path, errno_text("cannot lock", errno));
-  return fd;
+Expected<UniqueFd> open_for_edit(const std::string& path, bool writable) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    UniqueFd fd(::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC));
+    if (fd.get() < 0) return make_error(path, errno_text(writable ? "cannot open for writing" : "cannot open", errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
+    while (::flock(fd.get(), LOCK_EX) != 0)
+      if (errno != EINTR) return make_error(path, errno_text("cannot lock", errno));
+    // The previous lock holder may have renamed an edited copy over the name:
+    // then our lock is on the old inode, and edits must go to the new one.
+    struct stat now {};
+    if (::stat(path.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) return fd;
+  }
+  return make_error(path, "the file keeps being replaced while waiting for its lock");
 }
 
-Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& src, const std::string& dest) {
+Status apply_plan_to_copy(int fd, const std::string& path, const EditPlan& plan) {
+  for (const auto& w : plan.writes) RUNPATCH_CHECK(write_all(fd, path, w.offset, w.bytes, w.what));
+  return {};
+}
+
+Status replace_with(const std::string& temp, const std::string& dest, int temp_fd) {
+  RUNPATCH_CHECK(sync(temp_fd, temp));
+  if (::rename(temp.c_str(), dest.c_str()) != 0)
+    return make_error(dest, errno_text("cannot rename the edited copy into place", errno));
+  // The rename itself is durable only once the directory is synced.
+  std::string dir = std::filesystem::path(dest).parent_path().string();
+  UniqueFd dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
+  return {};
+}
+
+Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& src, const std::string& dest, bool keep_owner) {
   UniqueFd in(::open(src.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.get() < 0) return make_error(src, errno_text("cannot open", errno));
   struct stat st {};
@@ -84,6 +106,8 @@ Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& 
     left -= n;
   }
   ::fchmod(out.get(), st.st_mode & 07777);  // umask must not narrow the mode
+  // A replacement keeps the owner (best effort: only root may give files away).
+  if (keep_owner && ::fchown(out.get(), st.st_uid, st.st_gid) != 0) {}
   return std::make_pair(std::move(out), temp);
 }
 

@@ -30,12 +30,22 @@ class UniqueFd {
   int fd_;
 };
 
-// Opens path read-write and takes an exclusive advisory lock: two runpatch
-// processes editing one file serialize instead of interleaving.
-Expected<UniqueFd> open_for_edit(const std::string& path);
+// Opens path (read-write, or read-only when only the lock and a copy are
+// needed) and takes an exclusive advisory lock: two runpatch processes
+// editing one file serialize instead of interleaving. Retries while another
+// process replaced the file under the name, so the lock is on what path names.
+Expected<UniqueFd> open_for_edit(const std::string& path, bool writable = true);
 
-// Creates a temporary file next to dest with src's mode and contents.
-Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& src, const std::string& dest);
+// Writes every planned write in order, for a private copy that nothing else
+// sees until it is renamed into place (replace_with syncs it).
+Status apply_plan_to_copy(int fd, const std::string& path, const EditPlan& plan);
+
+// Syncs and renames temp over dest (and syncs the directory): the atomic step.
+Status replace_with(const std::string& temp, const std::string& dest, int temp_fd);
+
+// Creates a temporary file next to dest with src's mode and contents (and owner, if asked).
+Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& src, const std::string& dest,
+                                                             bool keep_owner = false);
 
 // Prepare writes, sync, the commit, sync, cleanup, sync. A failed prepare
 // truncates the file back to old_size, so it is byte-identical to before.

@@ -5,7 +5,7 @@
 namespace runpatch {
 
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
-                                bool dry_run, unsigned threads) {
+                                bool dry_run, unsigned threads, bool in_place) {
   TreeListing listing = list_elf_files(paths);
   PolicyRun run;
   run.problems = std::move(listing.problems);
@@ -13,6 +13,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
   EditRequest request = policy_request(policy);
   EditOptions options;
   options.dry_run = dry_run;
+  options.in_place = in_place;
   parallel_for(listing.elf_files.size(), threads, [&](size_t i) {
     auto& out = run.files[i];
     const auto& path = listing.elf_files[i];

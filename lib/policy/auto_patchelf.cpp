@@ -203,6 +203,7 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
     }
     EditOptions options;
     options.dry_run = o.dry_run;
+    options.in_place = o.in_place;
     auto edited = edit_elf_file(files[i], request, options);
     if (!edited) out.error = edited.error();
   });

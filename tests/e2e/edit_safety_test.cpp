@@ -48,6 +48,7 @@ void crash_at_every_write(const test::FixtureArch& arch, const std::string& new_
                  planned->layout_note + ")");
     test::write_file(file, original);
     EditOptions options;
+    options.in_place = true;  // the phased writes are what a crash can interrupt
     options.stop_after_writes = k;
     ASSERT_TRUE(edit_elf_file(file, request, options));
     auto info = read_elf_info(file);

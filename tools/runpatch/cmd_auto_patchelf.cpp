@@ -31,7 +31,7 @@ std::vector<std::string>& auto_patchelf_extra_args() {
 Command add_auto_patchelf_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> paths, libs, runtime_dependencies, append_rpaths, ignore_missing;
-    bool no_recurse = false, keep_libc = false, ignore_existing = false, origin = false, dry_run = false;
+    bool no_recurse = false, keep_libc = false, ignore_existing = false, origin = false, dry_run = false, in_place = false;
     std::optional<std::string> interpreter;
     bool extra_args_marker = false;  // the arguments themselves are cut from argv by main()
   };
@@ -49,6 +49,7 @@ Command add_auto_patchelf_command(CLI::App& root) {
   app->add_flag("--origin", o->origin, "Record dependencies in the file's own directory as $ORIGIN");
   app->add_option("--interpreter", o->interpreter, "Interpreter (default: $NIX_BINTOOLS/nix-support/dynamic-linker)");
   app->add_flag("-n,--dry-run", o->dry_run, "Report, write nothing");
+  add_in_place_flag(app, o->in_place);
   app->add_flag("--extra-args", o->extra_args_marker, "patchelf options applied to every file (must come last)");
   return {app, [o, ignore] {
             AutoPatchelfOptions options;
@@ -65,6 +66,7 @@ Command add_auto_patchelf_command(CLI::App& root) {
             options.ignore_existing = o->ignore_existing;
             options.origin = o->origin;
             options.dry_run = o->dry_run;
+            options.in_place = o->in_place;
             const char* bintools = std::getenv("NIX_BINTOOLS");
             options.interpreter = o->interpreter;
             if (!options.interpreter && bintools)

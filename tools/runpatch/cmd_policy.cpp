@@ -10,7 +10,7 @@ namespace {
 
 struct PolicyCommandOptions {
   std::vector<std::string> paths;
-  bool dry_run = false, verbose = false, force_rpath = false;
+  bool dry_run = false, verbose = false, force_rpath = false, in_place = false;
   std::vector<std::string> forbid;
   unsigned threads = 0;
 };
@@ -19,6 +19,7 @@ void add_common(CLI::App* app, PolicyCommandOptions& o) {
   app->add_option("PATH", o.paths, "Files or directories (every dynamically linked ELF file inside)")->required();
   app->add_flag("-n,--dry-run", o.dry_run, "Print old and new runpath per file; write nothing");
   app->add_flag("-v,--verbose", o.verbose, "Print every file edited");
+  add_in_place_flag(app, o.in_place);
   app->add_flag("--force-rpath", o.force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
   repeatable(app->add_option("--forbid", o.forbid, "Drop runpath entries under this prefix (e.g. the build directory)"));
   app->add_option("-j,--jobs", o.threads, "Threads (default: one per core)");
@@ -28,7 +29,7 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   policy.force_rpath = policy.force_rpath || o.force_rpath;
   policy.forbidden_prefixes.insert(policy.forbidden_prefixes.end(), o.forbid.begin(), o.forbid.end());
   std::vector<std::filesystem::path> paths(o.paths.begin(), o.paths.end());
-  PolicyRun run = apply_policy_to_paths(policy, paths, o.dry_run, o.threads);
+  PolicyRun run = apply_policy_to_paths(policy, paths, o.dry_run, o.threads, o.in_place);
   for (const auto& p : run.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
   for (const auto& f : run.files) {
     using S = PolicyFileOutcome::Status;

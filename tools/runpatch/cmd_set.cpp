@@ -10,11 +10,11 @@ Command add_set_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> files;
     std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output;
-    bool remove_runpath = false, force_rpath = false, dry_run = false;
+    bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false;
     std::vector<std::string> add_needed, remove_needed, replace_needed;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = root.add_subcommand("set", "Edit runpath, interpreter, soname or needed entries in place, in one pass");
+  CLI::App* app = root.add_subcommand("set", "Edit runpath, interpreter, soname or needed entries, in one pass");
   app->add_option("FILE", o->files, "ELF files")->required();
   auto* set = app->add_option("--runpath", o->runpath, "Set the runpath (DT_RUNPATH)");
   auto* add = app->add_option("--add-runpath", o->add_runpath, "Append entries to the runpath (entries already there are not repeated)");
@@ -31,6 +31,7 @@ Command add_set_command(CLI::App& root) {
   app->add_option("--replace-needed", o->replace_needed, "Replace DT_NEEDED OLD by NEW")->expected(2)->allow_extra_args(false);
   auto* output = app->add_option("-o,--output", o->output, "Write the result here instead of in place");
   app->add_flag("-n,--dry-run", o->dry_run, "Show what would change, write nothing");
+  add_in_place_flag(app, o->in_place);
   return {app, [o, output] {
             if (o->output && o->files.size() != 1) {
               fmt::print(stderr, "runpatch: {} takes exactly one FILE\n", output->get_name());
@@ -50,6 +51,7 @@ Command add_set_command(CLI::App& root) {
               request.replace_needed.emplace_back(o->replace_needed[i], o->replace_needed[i + 1]);
             EditOptions options;
             options.dry_run = o->dry_run;
+            options.in_place = o->in_place;
             if (o->output) options.output = *o->output;
             int status = kExitOk;
             for (const auto& file : o->files) {

@@ -35,4 +35,11 @@ Command add_check_command(CLI::App& root);
 // Arguments after --extra-args, taken out of argv before CLI11 sees them.
 std::vector<std::string>& auto_patchelf_extra_args();
 
+// The same flag, with the same words, on every subcommand that writes files.
+inline CLI::Option* add_in_place_flag(CLI::App* app, bool& in_place) {
+  return app->add_flag("--in-place", in_place,
+                       "Write into each file directly (fast on huge files) instead of replacing it atomically "
+                       "with an edited copy; a crash may then leave a mix of old and new");
+}
+
 }  // namespace runpatch::cli

@@ -1,0 +1,235 @@
+// Crash safety of the real CLI: SIGKILL at random moments, a full disk,
+// concurrent editors and running programs. After each, the file must be
+// byte-identical to the original or to the intended result, and run.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+#include "elf_checks.hpp"
+#include "fixtures.hpp"
+#include "process.hpp"
+#include "runpatch/elf_info.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+
+test::FixtureArch host() { return test::fixture_arches().at(0); }
+
+// Starts the CLI; the child may get a file-size limit (a full disk without privileges).
+pid_t spawn_cli(const std::vector<std::string>& args, std::optional<rlim_t> file_size_limit = std::nullopt) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (file_size_limit) {
+      ::signal(SIGXFSZ, SIG_IGN);  // an ignored SIGXFSZ survives exec: writes fail with EFBIG instead
+      struct rlimit limit {*file_size_limit, *file_size_limit};
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+    }
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    std::vector<char*> argv;
+    std::string cli = RUNPATCH_CLI;
+    argv.push_back(cli.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(cli.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_status(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  return status;
+}
+
+int trials_wanted() {
+  if (const char* n = std::getenv("RUNPATCH_KILL_TRIALS")) return std::max(1, std::atoi(n));
+  return 200;
+}
+
+// Temporary copies a killed editor may leave next to the file; never the file itself.
+size_t remove_leftovers(const fs::path& dir) {
+  size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().find(".runpatch-") != std::string::npos) n += fs::remove(entry.path());
+  return n;
+}
+
+class CrashSafety : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    arch_ = host();
+    dir_ = test::scratch_dir("crash-kill/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(dir_ / "lib");
+    fs::copy_file(arch_.dir / "lib/libgreet.so", dir_ / "lib/libgreet.so");
+    file_ = dir_ / "prog";
+    // Padding after the last byte any header names keeps the program valid and
+    // makes the copy long enough for kills to land in every phase of an edit.
+    original_ = test::read_file(arch_.dir / "prog-pie");
+    original_.resize(original_.size() + 8 * 1024 * 1024, 0);
+    test::write_file(file_, original_);
+    fs::permissions(file_, fs::perms::owner_all);
+    new_runpath_ = (dir_ / "lib").string() + ":" + std::string(300, 'x');  // too long for in place: appended segment
+    fs::path scratch = dir_ / "intended";
+    test::write_file(scratch, original_);
+    fs::permissions(scratch, fs::perms::owner_all);
+    auto r = test::run_command({RUNPATCH_CLI, "set", "--runpath", new_runpath_, scratch.string()}, true);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    intended_ = test::read_file(scratch);
+    ASSERT_NE(intended_, original_);
+  }
+
+  void expect_old_or_new_and_runs(const std::string& context) {
+    auto now = test::read_file(file_);
+    bool old_file = now == original_, new_file = now == intended_;
+    ASSERT_TRUE(old_file || new_file) << context << ": the file is neither the original nor the intended result";
+    auto run = test::run_program(arch_, file_);
+    EXPECT_EQ(run.output, "hello from lib\n") << context;
+  }
+
+  test::FixtureArch arch_;
+  fs::path dir_, file_;
+  Bytes original_, intended_;
+  std::string new_runpath_;
+};
+
+TEST_F(CrashSafety, SigkillAtRandomMomentsLeavesOldOrNewFile) {
+  // How long one edit takes here, so the kills spread over all of it.
+  test::write_file(file_, original_);
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(wait_status(spawn_cli({"set", "--runpath", new_runpath_, file_.string()})), 0);
+  auto duration = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+  ASSERT_EQ(test::read_file(file_), intended_);
+
+  std::mt19937 random(20261122);
+  std::uniform_int_distribution<long> delay(0, duration.count() * 5 / 4);
+  int trials = trials_wanted();
+  int killed = 0, finished = 0, old_seen = 0;
+  for (int t = 0; t < trials; ++t) {
+    test::write_file(file_, original_);
+    pid_t pid = spawn_cli({"set", "--runpath", new_runpath_, file_.string()});
+    std::this_thread::sleep_for(std::chrono::microseconds(delay(random)));
+    ::kill(pid, SIGKILL);
+    int status = wait_status(pid);
+    (WIFSIGNALED(status) ? killed : finished)++;
+    remove_leftovers(dir_);
+    auto now = test::read_file(file_);
+    old_seen += now == original_;
+    // Running every file costs a process; every 10th run and every surprise is enough.
+    if (t % 10 == 0 || (now != original_ && now != intended_))
+      expect_old_or_new_and_runs("trial " + std::to_string(t));
+    else
+      ASSERT_TRUE(now == original_ || now == intended_) << "trial " << t;
+  }
+  RecordProperty("killed", killed);
+  std::cout << trials << " trials: " << killed << " killed mid-run (" << old_seen << " left the original), " << finished
+            << " finished first\n";
+  EXPECT_GT(killed, trials / 4) << "the kills did not land during edits; the harness proves little";
+}
+
+TEST_F(CrashSafety, FullDiskGivesOneErrorAndLeavesTheOriginal) {
+  // An unprivileged full disk: the file-size limit stops the copy (or its growth) part-way.
+  for (rlim_t limit : {rlim_t(4096), rlim_t(original_.size() / 2), rlim_t(original_.size())}) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    test::write_file(file_, original_);
+    int status = wait_status(spawn_cli({"set", "--runpath", new_runpath_, file_.string()}, limit));
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    EXPECT_EQ(remove_leftovers(dir_), 0u) << "a failed edit left its temporary copy";
+    expect_old_or_new_and_runs("limit");
+    EXPECT_EQ(test::read_file(file_), original_);
+  }
+  // A real full filesystem, where this process may mount one (root, outside most containers).
+  fs::path mnt = dir_ / "tmpfs";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, ("size=" + std::to_string(original_.size() + 64 * 1024)).c_str()) != 0) {
+    std::cout << "no tmpfs (mount: " << std::strerror(errno) << "); the file-size limit stood in for a full disk\n";
+    return;
+  }
+  fs::path small = mnt / "prog";
+  test::write_file(small, original_);
+  fs::permissions(small, fs::perms::owner_all);
+  auto r = test::run_command({RUNPATCH_CLI, "set", "--runpath", new_runpath_, small.string()}, true);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(small.string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("No space left"), std::string::npos) << r.output;
+  EXPECT_EQ(test::read_file(small), original_);
+  EXPECT_EQ(remove_leftovers(mnt), 0u);
+  ::umount(mnt.c_str());
+}
+
+TEST_F(CrashSafety, ConcurrentEditorsSerializeAndLoseNoUpdate) {
+  // Two processes each append their own entry, many times over: the lock
+  // orders them, and the later one must edit what the earlier one renamed into place.
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    test::write_file(file_, original_);
+    pid_t a = spawn_cli({"set", "--add-runpath", "/concurrent/a", file_.string()});
+    pid_t b = spawn_cli({"set", "--add-runpath", "/concurrent/b", file_.string()});
+    ASSERT_EQ(wait_status(a), 0);
+    ASSERT_EQ(wait_status(b), 0);
+    auto info = read_elf_info(file_);
+    ASSERT_TRUE(info) << info.error().message();
+    ASSERT_TRUE(info->runpath);
+    EXPECT_NE(info->runpath->find("/concurrent/a"), std::string::npos) << *info->runpath;
+    EXPECT_NE(info->runpath->find("/concurrent/b"), std::string::npos) << *info->runpath;
+    EXPECT_EQ(test::run_program(arch_, file_).output, "hello from lib\n");
+  }
+}
+
+TEST_F(CrashSafety, RunningProgramIsEditedAtomicallyOrRefusedCleanly) {
+  // A program that keeps running while it is edited: its text is busy.
+  fs::path src = dir_ / "sleeper.c";
+  std::string code = "#include <unistd.h>\nint main(void) { sleep(5); return 0; }\n";
+  test::write_file(src, Bytes(code.begin(), code.end()));
+  fs::path prog = dir_ / "sleeper";
+  auto cc = test::run_command({"cc", "-o", prog.string(), src.string()}, true);
+  ASSERT_EQ(cc.exit_code, 0) << cc.output;
+  pid_t running = ::fork();
+  if (running == 0) {
+    ::execl(prog.c_str(), prog.c_str(), nullptr);
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Default: the edited copy replaces the name; the running process keeps its old inode.
+  auto atomic = test::run_command({RUNPATCH_CLI, "set", "--runpath", "/opt/new", prog.string()}, true);
+  EXPECT_EQ(atomic.exit_code, 0) << atomic.output;
+  EXPECT_EQ(*read_elf_info(prog)->runpath, "/opt/new");
+  // --in-place must write the busy file itself: the kernel refuses, and runpatch says so.
+  ::kill(running, SIGKILL);
+  wait_status(running);
+  running = ::fork();
+  if (running == 0) {
+    ::execl(prog.c_str(), prog.c_str(), nullptr);
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto edited = test::read_file(prog);
+  auto in_place = test::run_command({RUNPATCH_CLI, "set", "--in-place", "--runpath", "/opt/other", prog.string()}, true);
+  EXPECT_EQ(in_place.exit_code, 1) << in_place.output;
+  EXPECT_NE(in_place.output.find("text file busy"), std::string::npos) << in_place.output;
+  EXPECT_EQ(test::read_file(prog), edited);
+  ::kill(running, SIGKILL);
+  wait_status(running);
+}
+
+}  // namespace
+}  // namespace runpatch
