@@ -29,6 +29,7 @@ class EditPlanner {
     RUNPATCH_TRY(auto table, read_dynamic(view_));
     if (!table) return view_.error("statically linked (no dynamic section): nothing to edit");
     if (!table->has_strtab) return view_.error("dynamic section has no string table");
+    RUNPATCH_CHECK(check_segments());
     table_ = *table;
     RUNPATCH_TRY(original_, DynamicModel::load(view_, table_));
     RUNPATCH_TRY(model_, apply(request));
@@ -45,6 +46,38 @@ class EditPlanner {
   }
 
  private:
+  // The editor maps new addresses through the PT_LOADs and copies segments'
+  // bytes, so they must be sound (gABI: inside the file; p_filesz <= p_memsz;
+  // power-of-two alignment; no two PT_LOADs overlapping in memory). The loader rejects or crashes on such files anyway; editing one
+  // would produce a file whose new tables map to the wrong bytes.
+  Status check_segments() const {
+    const auto& phdrs = view_.phdrs();
+    uint64_t header_offset = view_.ehdr().e_phoff;
+    for (size_t i = 0; i < phdrs.size(); ++i) {
+      const Phdr& a = phdrs[i];
+      uint64_t at = header_offset + i * sizeof(Phdr);
+      // Any segment's bytes may be carried into the new segment (notes, interpreter).
+      if (a.p_filesz > 0 && (a.p_offset > view_.bytes().size() || a.p_filesz > view_.bytes().size() - a.p_offset))
+        return view_.error(fmt::format("program header #{} (type {:#x}) extends past the end of the file", i,
+                                       uint32_t(a.p_type)), at);
+      if (a.p_type != elf::PT_LOAD) continue;
+      if (a.p_filesz > a.p_memsz) return view_.error(fmt::format("PT_LOAD #{}: file size is larger than memory size", i), at);
+      // Alignment decides where a new segment goes: a corrupt one would pad the file without bound.
+      if (a.p_align > 1 && ((a.p_align & (a.p_align - 1)) != 0 || a.p_align > kMaxLoadAlign))
+        return view_.error(fmt::format("PT_LOAD #{}: alignment {:#x} is not a power of two up to 64 MiB", i,
+                                       uint64_t(a.p_align)), at);
+      if (uint64_t(a.p_vaddr) + uint64_t(a.p_memsz) < uint64_t(a.p_vaddr))
+        return view_.error(fmt::format("PT_LOAD #{}: address range wraps around", i), at);
+      for (size_t j = 0; j < i; ++j) {
+        const Phdr& b = phdrs[j];
+        if (b.p_type != elf::PT_LOAD || a.p_memsz == 0 || b.p_memsz == 0) continue;
+        if (a.p_vaddr < b.p_vaddr + b.p_memsz && b.p_vaddr < a.p_vaddr + a.p_memsz)
+          return view_.error(fmt::format("PT_LOAD #{} and #{} overlap in memory", j, i), at);
+      }
+    }
+    return {};
+  }
+
   Expected<DynamicModel> apply(const EditRequest& request) {
     DynamicModel model = original_;
     if (request.runpath) {
@@ -224,6 +257,8 @@ class EditPlanner {
   static constexpr uint64_t kMinPage = 0x1000;
   static constexpr uint64_t kSpareDynamicSlots = 4;
   static constexpr uint64_t kMinStringSlack = 256;
+  static constexpr uint64_t kMaxLoadAlign = uint64_t(64) << 20;
+  static constexpr uint64_t kMaxHole = uint64_t(256) << 20;
 
   uint64_t page_size() const {
     if (options_.page_size) return *options_.page_size;
@@ -369,6 +404,11 @@ class EditPlanner {
       delta = delta0;
     }
     uint64_t seg_vaddr = seg_off + delta;
+    // The hole is written out as zeros: bound it (a huge .bss or a corrupt address would fill the disk).
+    if (seg_off - old_size > kMaxHole)
+      return view_.error(fmt::format("a new segment would need a {} MiB hole before it (address space ends at {:#x})",
+                                     (seg_off - old_size) >> 20, max_end));
+    if (seg_vaddr + seg_size < seg_vaddr) return view_.error("no address space left above the last segment");
 
     load.p_type = elf::PT_LOAD;
     load.p_flags = elf::PF_R | elf::PF_W;  // the loader may write DT_DEBUG and relocate the table
@@ -525,7 +565,8 @@ class EditPlanner {
   static void carry(std::vector<CarriedRange>& carried, const Phdr& ph) {
     for (const auto& c : carried)
       if (c.off == ph.p_offset && c.size == ph.p_filesz) return;  // PT_NOTE and PT_GNU_PROPERTY often coincide
-    carried.push_back({uint64_t(ph.p_offset), uint64_t(ph.p_filesz), std::max<uint64_t>(4, ph.p_align)});
+    // Notes are 4- or 8-aligned (gABI); any other value is treated as 4 rather than trusted.
+    carried.push_back({uint64_t(ph.p_offset), uint64_t(ph.p_filesz), ph.p_align == 8 ? uint64_t(8) : uint64_t(4)});
   }
 
   // Frees one program header's worth of bytes right after the table, when only

@@ -65,10 +65,19 @@ class StringRefCollector {
     return {};
   }
 
+  // Symbols are read as Sym structs at this stride: anything else is corrupt.
+  Expected<uint64_t> symbol_entry_size() const {
+    uint64_t entsize = table_.find(DT_SYMENT).value_or(sizeof(elf::Sym<E>));
+    if (entsize != sizeof(elf::Sym<E>))
+      return view_.error("DT_SYMENT is " + std::to_string(entsize) + ", not the symbol size " +
+                         std::to_string(sizeof(elf::Sym<E>)));
+    return entsize;
+  }
+
   Expected<uint64_t> symbol_count(uint64_t symtab_vaddr) {
     // Section headers give the count directly; stripped files need the hash tables.
     for (const auto& sh : view_.shdrs())
-      if (sh.sh_type == SHT_DYNSYM && sh.sh_addr == symtab_vaddr && sh.sh_entsize)
+      if (sh.sh_type == SHT_DYNSYM && sh.sh_addr == symtab_vaddr && sh.sh_entsize == sizeof(elf::Sym<E>))
         return uint64_t(sh.sh_size) / uint64_t(sh.sh_entsize);
     if (auto hash = table_.find(DT_HASH)) {
       RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*hash, 8, "DT_HASH table"));
@@ -78,7 +87,7 @@ class StringRefCollector {
     // DT_GNU_HASH omits unhashed (e.g. undefined) symbols, so it gives only a
     // lower bound; the next table after DT_SYMTAB gives an upper one. Using the
     // upper bound errs on the safe side: more bytes count as referenced.
-    uint64_t entsize = table_.find(DT_SYMENT).value_or(E::is64 ? 24 : 16);
+    RUNPATCH_TRY(uint64_t entsize, symbol_entry_size());
     std::optional<uint64_t> next;
     for (const auto& d : table_.entries()) {
       uint64_t tag = d.d_tag, addr = d.d_val;
@@ -94,7 +103,7 @@ class StringRefCollector {
   Status add_symbols() {
     auto symtab = table_.find(DT_SYMTAB);
     if (!symtab) return {};
-    uint64_t entsize = table_.find(DT_SYMENT).value_or(E::is64 ? 24 : 16);
+    RUNPATCH_TRY(uint64_t entsize, symbol_entry_size());
     RUNPATCH_TRY(uint64_t count, symbol_count(*symtab));
     RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*symtab, count * entsize, "dynamic symbol table"));
     for (uint64_t i = 0; i < count; ++i) {

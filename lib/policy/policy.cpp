@@ -23,7 +23,27 @@ bool looks_like_compat_dir(const std::string& entry) {
   return named_compat && in_compat_package;
 }
 
-std::string apply_policy(const RunpathPolicy& policy, const std::string& current) {
+namespace {
+
+// A ':' can never be inside one runpath entry: "/a:/b" given as one entry is two.
+// Without this, applying a policy twice would not give the same runpath.
+std::vector<std::string> split_each(const std::vector<std::string>& entries) {
+  std::vector<std::string> out;
+  for (const auto& entry : entries)
+    for (auto& part : split_runpath(entry)) out.push_back(std::move(part));
+  return out;
+}
+
+RunpathPolicy with_split_entries(RunpathPolicy policy) {
+  for (auto* list : {&policy.compat_dirs, &policy.driver_dirs, &policy.resolved_dirs, &policy.append})
+    *list = split_each(*list);
+  return policy;
+}
+
+}  // namespace
+
+std::string apply_policy(const RunpathPolicy& given, const std::string& current) {
+  const RunpathPolicy policy = with_split_entries(given);
   std::vector<std::string> existing = split_runpath(current);
   auto allowed = [&](const std::string& entry) {
     if (entry.empty()) return false;  // an empty entry means the current directory

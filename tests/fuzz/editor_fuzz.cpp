@@ -1,0 +1,67 @@
+// Fuzz target: parse -> an edit chosen by the input -> apply the plan in
+// memory -> re-parse. The result must parse, say what was asked, and keep
+// every DT_NEEDED of the original.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "editing/edit_planner.hpp"
+#include "reading/elf_dispatch.hpp"
+#include "runpatch/elf_info.hpp"
+#include "runpatch/runpath_ops.hpp"
+
+namespace {
+
+// The input's size chooses the edit, so the whole input is the file and the
+// fixture ELF files are valid seeds as they are.
+struct FuzzEdit {
+  runpatch::EditRequest request;
+  std::string runpath;  // expected afterwards, when a runpath was set
+};
+
+FuzzEdit choose_edit(uint8_t selector, uint8_t length) {
+  FuzzEdit edit;
+  std::string entry = "/fuzz/" + std::string(length, 'r');
+  switch (selector % 4) {
+    case 0: edit.runpath = entry; break;                          // fits or not, by length
+    case 1: edit.runpath = entry + ":$ORIGIN/../lib:" + entry; break;
+    case 2: edit.request.soname = "libfuzz.so." + std::to_string(length); return edit;
+    default: edit.runpath = "/x"; break;                          // shorter: in place
+  }
+  edit.request.runpath = runpatch::set_runpath_update(edit.runpath);
+  return edit;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzEdit edit = choose_edit(static_cast<uint8_t>(size % 4), static_cast<uint8_t>(size / 4));
+  std::span<const uint8_t> bytes(data, size);
+  const std::string name = "fuzz-input";
+  auto before = runpatch::read_elf_info(bytes, name);
+  if (!before) return 0;
+  runpatch::EditOptions options;
+  auto plan = runpatch::visit_elf(bytes, name, [&](const auto& view) {
+    using View = std::decay_t<decltype(view)>;
+    return runpatch::EditPlanner<typename View::Target>(view, *before, options).plan(edit.request);
+  });
+  if (!plan) {
+    if (plan.error().what.empty()) std::abort();
+    return 0;
+  }
+  if (plan->new_size > bytes.size() + (64u << 20)) std::abort();  // an edit never balloons a file
+  std::vector<uint8_t> out(bytes.begin(), bytes.end());
+  out.resize(plan->new_size > out.size() ? plan->new_size : out.size());
+  for (const auto& w : plan->writes) {
+    if (w.offset > out.size() || w.bytes.size() > out.size() - w.offset) std::abort();  // writes stay inside the new file
+    std::memcpy(out.data() + w.offset, w.bytes.data(), w.bytes.size());
+  }
+  auto after = runpatch::read_elf_info(std::span<const uint8_t>(out), name);
+  if (!after) std::abort();                      // the edited file must parse
+  if (after->needed != before->needed) std::abort();  // and keep every DT_NEEDED
+  if (!edit.runpath.empty() && runpatch::effective_runpath(*after) != edit.runpath) std::abort();
+  if (edit.request.soname && after->soname != edit.request.soname) std::abort();
+  return 0;
+}
