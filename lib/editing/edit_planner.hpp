@@ -258,7 +258,7 @@ class EditPlanner {
   static constexpr uint64_t kSpareDynamicSlots = 4;
   static constexpr uint64_t kMinStringSlack = 256;
   static constexpr uint64_t kMaxLoadAlign = uint64_t(64) << 20;
-  static constexpr uint64_t kMaxHole = uint64_t(256) << 20;
+  static constexpr uint64_t kMaxHole = uint64_t(1) << 30;
 
   uint64_t page_size() const {
     if (options_.page_size) return *options_.page_size;
@@ -404,7 +404,7 @@ class EditPlanner {
       delta = delta0;
     }
     uint64_t seg_vaddr = seg_off + delta;
-    // The hole is written out as zeros: bound it (a huge .bss or a corrupt address would fill the disk).
+    // The hole stays sparse, but copies and archives expand it: bound it (a corrupt address would be unbounded).
     if (seg_off - old_size > kMaxHole)
       return view_.error(fmt::format("a new segment would need a {} MiB hole before it (address space ends at {:#x})",
                                      (seg_off - old_size) >> 20, max_end));
@@ -462,22 +462,23 @@ class EditPlanner {
       }
     }
 
-    // The appended bytes: padding, segment, then a copy of the section headers.
-    std::vector<uint8_t> tail(seg_off - old_size + seg_size, 0);
-    uint64_t seg_at = seg_off - old_size;
-    std::memcpy(tail.data() + seg_at + strtab_rel, strtab.data(), strtab.size());
+    // The appended bytes: the segment, then a copy of the section headers. The
+    // padding before the segment is not written: past the old end it reads as
+    // zeros anyway, and a file system keeps it sparse.
+    std::vector<uint8_t> tail(seg_size, 0);
+    std::memcpy(tail.data() + strtab_rel, strtab.data(), strtab.size());
     auto dyn_bytes = serialize_dynamic(placed, dyn_slots);
-    std::memcpy(tail.data() + seg_at + dyn_rel, dyn_bytes.data(), dyn_bytes.size());
-    if (move_interp) std::memcpy(tail.data() + seg_at + interp_rel, interp_text.c_str(), interp_text.size() + 1);
-    if (move_phdrs) std::memcpy(tail.data() + seg_at + phdr_rel, phdrs.data(), phdrs.size() * sizeof(Phdr));
-    for (const auto& c : carried) std::memcpy(tail.data() + seg_at + c.rel, view_.bytes().data() + c.off, c.size);
+    std::memcpy(tail.data() + dyn_rel, dyn_bytes.data(), dyn_bytes.size());
+    if (move_interp) std::memcpy(tail.data() + interp_rel, interp_text.c_str(), interp_text.size() + 1);
+    if (move_phdrs) std::memcpy(tail.data() + phdr_rel, phdrs.data(), phdrs.size() * sizeof(Phdr));
+    for (const auto& c : carried) std::memcpy(tail.data() + c.rel, view_.bytes().data() + c.off, c.size);
 
     std::vector<uint8_t> header = copy_range(0, sizeof(Ehdr));
     std::vector<MovedSection> moved;
     auto* new_eh = struct_at<Ehdr>(header, 0);
     if (!view_.shdrs().empty()) {
-      uint64_t shoff = align_up(old_size + tail.size(), 8);
-      tail.resize(shoff - old_size, 0);
+      uint64_t shoff = align_up(seg_off + tail.size(), 8);
+      tail.resize(shoff - seg_off, 0);
       std::vector<Shdr> shdrs(view_.shdrs().begin(), view_.shdrs().end());
       moved = update_sections(shdrs, seg_off, seg_vaddr, strtab_rel, dyn_rel, dyn_slots, strtab.size(),
                               move_interp, interp_rel, interp_text.size() + 1, carried);
@@ -491,8 +492,8 @@ class EditPlanner {
     EditPlan plan;
     plan.strategy = EditStrategy::Appended;
     plan.layout_note = note;
-    plan.new_size = old_size + tail.size();
-    plan.writes.push_back({WritePhase::Prepare, old_size, std::move(tail), "appended segment"});
+    plan.new_size = seg_off + tail.size();
+    plan.writes.push_back({WritePhase::Prepare, seg_off, std::move(tail), "appended segment"});
     if (move_phdrs) {
       new_eh->e_phoff = seg_off + phdr_rel;
       plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF header"});
