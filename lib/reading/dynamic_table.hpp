@@ -24,6 +24,14 @@ struct DynamicTable {
 
   std::span<const elf::Dyn<E>> entries() const { return slots.first(used); }
 
+  // File offset of the first entry with this tag.
+  std::optional<uint64_t> offset_of_entry(uint64_t tag) const {
+    auto all = entries();
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i].d_tag == tag) return offset + i * sizeof(elf::Dyn<E>);
+    return std::nullopt;
+  }
+
   std::optional<uint64_t> find(uint64_t tag) const {
     for (const auto& d : entries())
       if (d.d_tag == tag) return uint64_t(d.d_val);
@@ -55,7 +63,8 @@ Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view) {
                              : "dynamic section has DT_STRSZ but no DT_STRTAB",
                       table.offset);
   if (strtab) {
-    RUNPATCH_TRY(table.strtab_offset, view.offset_of_vaddr(*strtab, *strsz, "dynamic string table"));
+    RUNPATCH_TRY(table.strtab_offset, view.offset_of_vaddr(*strtab, *strsz, "dynamic string table",
+                                                           table.offset_of_entry(elf::DT_STRTAB)));
     table.strtab_vaddr = *strtab;
     table.strtab_size = *strsz;
     table.has_strtab = true;

@@ -67,7 +67,10 @@ class ElfView {
   }
 
   // File offset of [vaddr, vaddr+size) when one PT_LOAD holds all of it in the file.
-  Expected<uint64_t> offset_of_vaddr(uint64_t vaddr, uint64_t size, std::string_view what) const {
+  // referenced_at: where in the file the address was read, named by an error
+  // when the address lies nowhere in the file.
+  Expected<uint64_t> offset_of_vaddr(uint64_t vaddr, uint64_t size, std::string_view what,
+                                     std::optional<uint64_t> referenced_at = std::nullopt) const {
     for (const Phdr& ph : phdrs_) {
       if (ph.p_type != elf::PT_LOAD) continue;
       uint64_t start = ph.p_vaddr, filesz = ph.p_filesz;
@@ -78,7 +81,7 @@ class ElfView {
       return off;
     }
     return error(fmt::format("{} at address {:#x} (size {}) lies in no loadable segment", what,
-                             vaddr, size));
+                             vaddr, size), referenced_at);
   }
 
   // count entries of T at off, all inside the file.
@@ -118,7 +121,7 @@ class ElfView {
   Status validate() {
     if (bytes_.size() < sizeof(Ehdr))
       return error(fmt::format("truncated ELF header ({} of {} bytes)", bytes_.size(),
-                               sizeof(Ehdr)));
+                               sizeof(Ehdr)), bytes_.size());
     const Ehdr& eh = ehdr();
     if (eh.e_ident[elf::EI_VERSION] != 1)
       return error(fmt::format("unsupported ELF version {}", eh.e_ident[elf::EI_VERSION]), 6);
