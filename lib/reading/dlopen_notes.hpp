@@ -19,7 +19,8 @@ void read_dlopen_notes(const ElfView<E>& view, ElfInfo& info) {
     if (ph.p_type != elf::PT_NOTE || !view.in_file(ph.p_offset, ph.p_filesz)) continue;
     uint64_t align = ph.p_align == 8 ? 8 : 4;
     uint64_t at = ph.p_offset, end = uint64_t(ph.p_offset) + uint64_t(ph.p_filesz);
-    while (end - at >= sizeof(elf::Nhdr<E>)) {
+    // at may pass end when the last descriptor's padding is cut off: check before subtracting.
+    while (at <= end && end - at >= sizeof(elf::Nhdr<E>)) {
       const auto& nh = *reinterpret_cast<const elf::Nhdr<E>*>(view.bytes().data() + at);
       uint64_t namesz = nh.n_namesz, descsz = nh.n_descsz;
       uint64_t name_at = at + sizeof(elf::Nhdr<E>);
