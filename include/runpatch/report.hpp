@@ -41,3 +41,16 @@ std::string check_junit(const CheckReport& report, Severity fail_on);
 nlohmann::json check_sarif(const CheckReport& report, const std::string& version);
 
 }  // namespace runpatch
+
+#include "runpatch/doctor.hpp"
+
+namespace runpatch {
+
+// Per file: which libcuda each loader gets, from where, what it shadows, the verdict and the fix.
+std::string format_doctor(const DoctorReport& report, bool color);
+// The driver facts doctor judged against, as one header line.
+std::string format_driver_facts(const DriverFacts& facts);
+nlohmann::json doctor_json(const DoctorReport& report);
+nlohmann::json driver_facts_json(const DriverFacts& facts);
+
+}  // namespace runpatch

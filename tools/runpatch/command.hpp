@@ -32,6 +32,7 @@ Command add_compat_command(CLI::App& root);
 Command add_apply_command(CLI::App& root);
 Command add_auto_patchelf_command(CLI::App& root);
 Command add_check_command(CLI::App& root);
+Command add_doctor_command(CLI::App& root);
 // Arguments after --extra-args, taken out of argv before CLI11 sees them.
 std::vector<std::string>& auto_patchelf_extra_args();
 

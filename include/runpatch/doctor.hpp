@@ -1,0 +1,88 @@
+// `runpatch doctor`: on the machine where a CUDA program runs, which
+// libcuda.so.1 the loader will give it, from where, what that shadows, and
+// whether that libcuda can work with the kernel driver there.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runpatch/expected.hpp"
+#include "runpatch/resolve.hpp"
+
+namespace runpatch {
+
+// What the running system says about its NVIDIA kernel driver.
+struct DriverFacts {
+  std::optional<std::string> kernel_version;  // e.g. "580.159.04"; nullopt: no driver loaded
+  std::string source;                         // the file it was read from
+  std::vector<std::string> gpu_models;        // e.g. "NVIDIA H100 80GB HBM3"
+};
+
+// Reads <proc_root>/proc/driver/nvidia/version (else <proc_root>/sys/module/nvidia/version)
+// and the GPU models under <proc_root>/proc/driver/nvidia/gpus/*/information.
+DriverFacts read_driver_facts(const std::filesystem::path& proc_root = "/");
+
+struct LibcudaCandidate {
+  std::string path;                    // as the loader sees it
+  std::string rule;                    // where the search meets it: "runpath of X", "LD_LIBRARY_PATH", ...
+  std::optional<std::string> version;  // from libcuda.so.<version> behind the link, else from inside the file
+  bool compat = false;                 // a cuda_compat (forward-compatibility) copy
+  bool stub = false;                   // the toolkit's link-time stub
+};
+
+enum class DoctorVerdict {
+  Ok,
+  CompatOlderThanDriver,   // CUDA fails with error 803 (unsupported driver/compat combination)
+  CompatUnsupportedGpu,    // forward compatibility refused on this GPU class (error 804)
+  DriverLibraryMismatch,   // the user-space libcuda is not the kernel driver's version
+  NoLibcuda,               // nothing found: CUDA calls fail with "no CUDA-capable device"/"driver not found"
+  StubLibcuda,             // the stub: every call fails
+  NoKernelDriver,          // no NVIDIA driver loaded on this machine
+};
+std::string verdict_name(DoctorVerdict verdict);  // "ok", "compat-older-than-driver", ...
+
+// One object that loads libcuda.so.1 (by DT_NEEDED or dlopen) within a file's tree.
+struct LibcudaLoad {
+  std::string loader;                        // the object whose search finds it
+  std::string how;                           // "DT_NEEDED", "dlopen by libcudart", "dlopen by the static CUDA runtime"
+  std::optional<LibcudaCandidate> chosen;    // what the loader picks
+  std::vector<LibcudaCandidate> shadowed;    // later candidates the choice hides
+  DoctorVerdict verdict = DoctorVerdict::Ok;
+  std::string explanation;                   // why, in one sentence
+  std::string fix;                           // what to do, empty when ok
+};
+
+struct DoctorReport {
+  std::string file;
+  bool uses_cuda = false;           // something in its tree loads libcuda.so.1
+  std::vector<LibcudaLoad> loads;   // one per loader; usually libcudart's dlopen
+  bool ok() const;
+};
+
+struct DoctorOptions {
+  SearchEnvironment env;            // the loader's environment on this machine
+  std::filesystem::path proc_root = "/";
+};
+
+// Diagnoses each file with one resolution session and one reading of the driver facts.
+class Doctor {
+ public:
+  explicit Doctor(DoctorOptions options);
+  ~Doctor();
+  Doctor(const Doctor&) = delete;
+  Doctor& operator=(const Doctor&) = delete;
+  const DriverFacts& driver() const { return driver_; }
+  Expected<DoctorReport> diagnose(const std::filesystem::path& file);
+
+ private:
+  DoctorOptions options_;
+  DriverFacts driver_;
+  ResolutionSession session_;
+};
+
+// Compares dotted driver versions numerically ("580.95.05" < "580.159.04"); nullopt if unparsable.
+std::optional<int> compare_driver_versions(const std::string& a, const std::string& b);
+
+}  // namespace runpatch

@@ -1,0 +1,70 @@
+#include <fmt/format.h>
+
+#include "runpatch/report.hpp"
+
+namespace runpatch {
+
+namespace {
+
+std::string candidate_text(const LibcudaCandidate& c) {
+  std::string kind = c.stub ? ", stub" : c.compat ? ", forward compatibility" : "";
+  return fmt::format("{} [{}] (version {}{})", c.path, c.rule, c.version.value_or("unknown"), kind);
+}
+
+nlohmann::json candidate_json(const LibcudaCandidate& c) {
+  return {{"path", c.path},
+          {"rule", c.rule},
+          {"version", c.version ? nlohmann::json(*c.version) : nlohmann::json(nullptr)},
+          {"compat", c.compat},
+          {"stub", c.stub}};
+}
+
+}  // namespace
+
+std::string format_driver_facts(const DriverFacts& facts) {
+  if (!facts.kernel_version) return "kernel driver: none loaded (no /proc/driver/nvidia/version)\n";
+  std::string gpus;
+  for (const auto& m : facts.gpu_models) gpus += (gpus.empty() ? "; GPU: " : ", ") + m;
+  return fmt::format("kernel driver: {} (from {}){}\n", *facts.kernel_version, facts.source, gpus);
+}
+
+std::string format_doctor(const DoctorReport& report, bool color) {
+  const char* red = color ? "\033[1;31m" : "";
+  const char* green = color ? "\033[32m" : "";
+  const char* reset = color ? "\033[0m" : "";
+  std::string out = report.file + ":\n";
+  if (!report.uses_cuda) return out + "  not a CUDA program (nothing in its tree loads libcuda.so.1)\n";
+  for (const auto& load : report.loads) {
+    bool ok = load.verdict == DoctorVerdict::Ok;
+    out += fmt::format("  libcuda.so.1 for {} ({}):\n", load.loader, load.how);
+    out += load.chosen ? "    loads    " + candidate_text(*load.chosen) + "\n" : "    loads    nothing\n";
+    for (const auto& s : load.shadowed) out += "    shadows  " + candidate_text(s) + "\n";
+    out += fmt::format("    verdict  {}{}{}: {}\n", ok ? green : red, verdict_name(load.verdict), reset, load.explanation);
+    if (!load.fix.empty()) out += "    fix      " + load.fix + "\n";
+  }
+  return out;
+}
+
+nlohmann::json doctor_json(const DoctorReport& report) {
+  nlohmann::json loads = nlohmann::json::array();
+  for (const auto& load : report.loads) {
+    nlohmann::json shadowed = nlohmann::json::array();
+    for (const auto& s : load.shadowed) shadowed.push_back(candidate_json(s));
+    loads.push_back({{"loader", load.loader},
+                     {"how", load.how},
+                     {"chosen", load.chosen ? candidate_json(*load.chosen) : nlohmann::json(nullptr)},
+                     {"shadowed", shadowed},
+                     {"verdict", verdict_name(load.verdict)},
+                     {"explanation", load.explanation},
+                     {"fix", load.fix}});
+  }
+  return {{"file", report.file}, {"uses_cuda", report.uses_cuda}, {"ok", report.ok()}, {"loads", loads}};
+}
+
+nlohmann::json driver_facts_json(const DriverFacts& facts) {
+  return {{"kernel_version", facts.kernel_version ? nlohmann::json(*facts.kernel_version) : nlohmann::json(nullptr)},
+          {"source", facts.source},
+          {"gpu_models", facts.gpu_models}};
+}
+
+}  // namespace runpatch

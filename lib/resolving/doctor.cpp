@@ -1,0 +1,311 @@
+// Predicts which libcuda.so.1 a CUDA program gets on this machine and
+// whether it can work with the loaded NVIDIA kernel driver.
+#include "runpatch/doctor.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <regex>
+#include <string_view>
+
+#include "resolving/machine_defaults.hpp"
+#include "runpatch/diagnose.hpp"
+#include "runpatch/edit.hpp"
+#include "runpatch/ld_so_cache.hpp"
+#include "runpatch/mapped_file.hpp"
+#include "runpatch/policy.hpp"
+
+namespace runpatch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kLibcuda = "libcuda.so.1";
+
+std::string read_small_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.substr(0, 1 << 16);
+}
+
+// The first dotted driver version in text ("580.159.04", "580.95.05", "535.104").
+std::optional<std::string> find_version(const std::string& text) {
+  static const std::regex version(R"((^|[^0-9.])([0-9]{3,4}\.[0-9]{1,3}(\.[0-9]{1,3})?)([^0-9.]|$))");
+  std::smatch m;
+  if (std::regex_search(text, m, version)) return m[2].str();
+  return std::nullopt;
+}
+
+std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+std::string dirname_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+// Forward compatibility: does the GPU class take a newer user-space driver?
+// Only GeForce/TITAN boards are known to refuse it (NVIDIA's compatibility guide).
+bool consumer_gpu(const std::string& model) {
+  return model.find("GeForce") != std::string::npos || model.find("TITAN") != std::string::npos;
+}
+
+}  // namespace
+
+std::optional<int> compare_driver_versions(const std::string& a, const std::string& b) {
+  auto parts = [](const std::string& v) -> std::optional<std::vector<long>> {
+    std::vector<long> out;
+    size_t start = 0;
+    while (start <= v.size()) {
+      size_t dot = v.find('.', start);
+      std::string piece = v.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (piece.empty() || !std::all_of(piece.begin(), piece.end(), ::isdigit) || piece.size() > 9) return std::nullopt;
+      out.push_back(std::stol(piece));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    return out;
+  };
+  auto pa = parts(a), pb = parts(b);
+  if (!pa || !pb) return std::nullopt;
+  for (size_t i = 0; i < std::max(pa->size(), pb->size()); ++i) {
+    long x = i < pa->size() ? (*pa)[i] : 0, y = i < pb->size() ? (*pb)[i] : 0;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+std::string verdict_name(DoctorVerdict verdict) {
+  switch (verdict) {
+    case DoctorVerdict::Ok: return "ok";
+    case DoctorVerdict::CompatOlderThanDriver: return "compat-older-than-driver";
+    case DoctorVerdict::CompatUnsupportedGpu: return "compat-unsupported-gpu";
+    case DoctorVerdict::DriverLibraryMismatch: return "driver-library-mismatch";
+    case DoctorVerdict::NoLibcuda: return "no-libcuda";
+    case DoctorVerdict::StubLibcuda: return "stub-libcuda";
+    case DoctorVerdict::NoKernelDriver: return "no-kernel-driver";
+  }
+  return "?";
+}
+
+bool DoctorReport::ok() const {
+  return std::all_of(loads.begin(), loads.end(), [](const LibcudaLoad& l) { return l.verdict == DoctorVerdict::Ok; });
+}
+
+DriverFacts read_driver_facts(const fs::path& proc_root) {
+  DriverFacts facts;
+  for (const char* file : {"proc/driver/nvidia/version", "sys/module/nvidia/version"}) {
+    fs::path path = proc_root / file;
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) continue;
+    if (auto v = find_version(read_small_file(path))) {
+      facts.kernel_version = v;
+      facts.source = path.string();
+      break;
+    }
+  }
+  std::error_code ec;
+  for (const auto& gpu : fs::directory_iterator(proc_root / "proc/driver/nvidia/gpus", ec)) {
+    std::ifstream in(gpu.path() / "information");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("Model:", 0) == 0) {
+        auto first = line.find_first_not_of(" \t", 6);
+        if (first != std::string::npos) facts.gpu_models.push_back(line.substr(first));
+      }
+  }
+  return facts;
+}
+
+struct DoctorContext {
+  const DoctorOptions& options;
+  const DriverFacts& driver;
+  std::string host_path(const std::string& path) const {
+    std::string root = options.env.root.string();
+    while (!root.empty() && root.back() == '/') root.pop_back();
+    return path.starts_with("/") ? root + path : path;
+  }
+};
+
+namespace {
+
+LibcudaCandidate describe(const DoctorContext& ctx, const std::string& path, std::string rule) {
+  LibcudaCandidate c;
+  c.path = path;
+  c.rule = std::move(rule);
+  std::error_code ec;
+  fs::path real = fs::canonical(ctx.host_path(path), ec);
+  std::string name = ec ? basename_of(path) : real.filename().string();
+  // The driver installs libcuda.so.<version>; libcuda.so.1 links to it.
+  static const std::regex versioned(R"(libcuda\.so\.([0-9]+\.[0-9]+(\.[0-9]+)?))");
+  std::smatch m;
+  if (std::regex_match(name, m, versioned)) c.version = m[1].str();
+  std::string dir = dirname_of(path);
+  c.compat = basename_of(dir) == "compat" || looks_like_compat_dir(dir);
+  c.stub = is_stub_library(path);
+  return c;
+}
+
+bool usable_file(const DoctorContext& ctx, const std::string& path, const ElfIdentity& want) {
+  auto info = read_elf_info(fs::path(ctx.host_path(path)));
+  return info && info->identity.elf_class == want.elf_class && info->identity.machine == want.machine;
+}
+
+// Every libcuda.so.1 the loader's search order passes, for the object
+// `requester` of tree, in that order: the chosen one first, then the shadowed.
+std::vector<LibcudaCandidate> all_candidates(const DoctorContext& ctx, const DependencyTree& tree, size_t requester) {
+  const LoadedObject& req = tree.objects[requester];
+  const ElfIdentity& want = tree.objects[0].info->identity;
+  std::vector<std::pair<std::string, std::string>> paths;  // path, rule
+  auto in_dir = [&](const std::string& dir, const std::string& rule) {
+    std::string expanded = dir;
+    for (const char* token : {"${ORIGIN}", "$ORIGIN"})
+      for (size_t at; (at = expanded.find(token)) != std::string::npos;)
+        expanded.replace(at, std::string_view(token).size(), dirname_of(req.path));
+    if (expanded.find('$') != std::string::npos) return;
+    paths.emplace_back((expanded.empty() ? "." : expanded) + "/" + std::string(kLibcuda), rule);
+  };
+  if (!req.info->runpath && req.info->rpath)
+    for (const auto& e : split_runpath(*req.info->rpath)) in_dir(e, "rpath of " + req.path);
+  for (const auto& e : ctx.options.env.ld_library_path) in_dir(e, "LD_LIBRARY_PATH");
+  if (req.info->runpath)
+    for (const auto& e : split_runpath(*req.info->runpath)) in_dir(e, "runpath of " + req.path);
+  fs::path cache_path = ctx.options.env.ld_so_cache.value_or(fs::path(ctx.host_path("/etc/ld.so.cache")));
+  if (auto cache = LdSoCache::open(cache_path))
+    for (const auto& entry : cache->lookup(kLibcuda)) paths.emplace_back(entry.path, "ld.so.cache");
+  for (const auto& dir : ctx.options.env.default_dirs.value_or(machine_defaults(want).default_dirs))
+    in_dir(dir, "default path");
+
+  std::vector<LibcudaCandidate> out;
+  std::vector<std::string> seen;  // real files: a library reached twice is one candidate
+  for (const auto& [path, rule] : paths) {
+    std::error_code ec;
+    std::string real = fs::canonical(ctx.host_path(path), ec).string();
+    if (ec || std::find(seen.begin(), seen.end(), real) != seen.end() || !usable_file(ctx, path, want)) continue;
+    seen.push_back(real);
+    out.push_back(describe(ctx, path, rule));
+  }
+  return out;
+}
+
+void judge(const DoctorContext& ctx, LibcudaLoad& load) {
+  const auto& kernel = ctx.driver.kernel_version;
+  if (!load.chosen) {
+    load.verdict = DoctorVerdict::NoLibcuda;
+    load.explanation = "no libcuda.so.1 in any directory the loader searches for " + load.loader;
+    load.fix = "add the driver directory to the runpath (runpatch driver FILE), or install the NVIDIA driver";
+    return;
+  }
+  const LibcudaCandidate& c = *load.chosen;
+  bool via_llp = c.rule == "LD_LIBRARY_PATH";
+  if (c.stub) {
+    load.verdict = DoctorVerdict::StubLibcuda;
+    load.explanation = c.path + " is the CUDA toolkit's link-time stub; every CUDA call fails";
+    load.fix = via_llp ? "remove the stubs directory from LD_LIBRARY_PATH"
+                       : "remove the stubs directory from the runpath (runpatch driver drops it)";
+    return;
+  }
+  if (!kernel) {
+    load.verdict = DoctorVerdict::NoKernelDriver;
+    load.explanation = "no NVIDIA kernel driver is loaded on this machine";
+    load.fix = "run on a machine with an NVIDIA GPU and driver (or load the nvidia kernel module)";
+    return;
+  }
+  std::string version = c.version.value_or("unknown");
+  if (c.compat) {
+    auto order = c.version ? compare_driver_versions(*c.version, *kernel) : std::nullopt;
+    if (order && *order < 0) {
+      load.verdict = DoctorVerdict::CompatOlderThanDriver;
+      load.explanation = fmt::format(
+          "the forward-compatibility libcuda {} ({}) is older than the kernel driver {}: CUDA calls fail with error 803 "
+          "(unsupported display driver / cuda driver combination)",
+          version, c.rule, *kernel);
+      load.fix = via_llp ? "unset LD_LIBRARY_PATH (or drop the compat directory from it)"
+                         : fmt::format("drop the cuda_compat layer from the runpath, or update cuda_compat to {} or newer",
+                                       *kernel);
+      return;
+    }
+    for (const auto& model : ctx.driver.gpu_models)
+      if (consumer_gpu(model)) {
+        load.verdict = DoctorVerdict::CompatUnsupportedGpu;
+        load.explanation = fmt::format("{} does not support forward compatibility; the compat libcuda {} fails with error 804",
+                                       model, version);
+        load.fix = "drop the cuda_compat layer: this GPU needs the driver's own libcuda";
+        return;
+      }
+    load.explanation = fmt::format("forward-compatibility libcuda {} over kernel driver {}", version, *kernel);
+    return;
+  }
+  if (c.version && compare_driver_versions(*c.version, *kernel) != std::optional<int>(0)) {
+    load.verdict = DoctorVerdict::DriverLibraryMismatch;
+    load.explanation = fmt::format("libcuda {} ({}) does not match the kernel driver {}", version, c.rule, *kernel);
+    load.fix = via_llp ? "unset LD_LIBRARY_PATH, or point it at the driver's own directory"
+                       : "put the directory of the running driver's libcuda first (runpatch driver --driver-dir DIR)";
+    return;
+  }
+  load.explanation = fmt::format("the driver's libcuda {} matches the kernel driver {}", version, *kernel);
+}
+
+// Whether the file itself carries a static CUDA runtime (it dlopens libcuda.so.1 by name).
+bool mentions_libcuda(const fs::path& file) {
+  auto mapped = MappedFile::open(file);
+  if (!mapped) return false;
+  auto bytes = mapped->bytes();
+  static constexpr std::string_view needle("libcuda.so.1\0", 13);
+  return std::search(bytes.begin(), bytes.end(), std::boyer_moore_horspool_searcher(needle.begin(), needle.end())) !=
+         bytes.end();
+}
+
+}  // namespace
+
+Doctor::Doctor(DoctorOptions options)
+    : options_(std::move(options)), driver_(read_driver_facts(options_.proc_root)), session_(options_.env) {}
+
+Doctor::~Doctor() = default;
+
+Expected<DoctorReport> Doctor::diagnose(const fs::path& file) {
+  RUNPATCH_TRY(DependencyTree tree, session_.resolve_tree(file));
+  DoctorReport report;
+  report.file = file.string();
+  DoctorContext ctx{options_, driver_};
+  auto add_load = [&](size_t requester, std::string how, const Resolution& r) {
+    LibcudaLoad load;
+    load.loader = tree.objects[requester].path;
+    load.how = std::move(how);
+    auto candidates = all_candidates(ctx, tree, requester);
+    if (r.path) {
+      std::error_code ec;
+      std::string chosen_real = fs::canonical(ctx.host_path(*r.path), ec).string();
+      std::string rule = r.via == FoundVia::Runpath || r.via == FoundVia::Rpath
+                             ? found_via_name(r.via) + " of " + r.via_object
+                             : found_via_name(r.via);
+      load.chosen = describe(ctx, *r.path, rule);
+      for (auto& c : candidates)
+        if (fs::canonical(ctx.host_path(c.path), ec).string() != chosen_real) load.shadowed.push_back(std::move(c));
+    } else {
+      load.shadowed = std::move(candidates);  // cannot happen unless the search is stricter than ours
+    }
+    judge(ctx, load);
+    report.loads.push_back(std::move(load));
+  };
+  bool has_cudart = false;
+  for (const auto& edge : tree.edges) {
+    const std::string& name = edge.resolution.name;
+    if (name.rfind("libcudart.so", 0) == 0) has_cudart = true;
+    if (name != kLibcuda) continue;
+    std::string how = edge.dlopen ? "dlopen by " + basename_of(tree.objects[edge.from].path) : "DT_NEEDED";
+    add_load(edge.from, how, edge.resolution);
+  }
+  for (const auto& object : tree.objects)
+    if (object.info->soname && object.info->soname->rfind("libcudart.so", 0) == 0) has_cudart = true;
+  // libcuda itself (driver, compat or stub) names libcuda.so.1 as its SONAME: it is the library, not a user.
+  const ElfInfo& self = *tree.objects[0].info;
+  bool is_libcuda = basename_of(self.soname.value_or(report.file)).rfind("libcuda.so", 0) == 0;
+  if (report.loads.empty() && !has_cudart && !is_libcuda && mentions_libcuda(file))
+    add_load(0, "dlopen by the static CUDA runtime", session_.resolve_name(tree, 0, std::string(kLibcuda)));
+  report.uses_cuda = !report.loads.empty();
+  return report;
+}
+
+}  // namespace runpatch

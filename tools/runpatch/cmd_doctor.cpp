@@ -1,0 +1,65 @@
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "command.hpp"
+#include "runpatch/report.hpp"
+#include "runpatch/scan.hpp"
+#include "search_options.hpp"
+
+namespace runpatch::cli {
+
+Command add_doctor_command(CLI::App& root) {
+  struct Options {
+    std::vector<std::string> paths;
+    bool json = false;
+    std::string proc_root = "/";
+    SearchOptions search;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = root.add_subcommand(
+      "doctor", "On the machine where CUDA programs run: which libcuda each one loads, and whether it will work");
+  app->add_option("PATH", o->paths, "Programs and libraries, or trees of them")->required();
+  app->add_flag("--json", o->json, "Print JSON");
+  app->add_option("--proc-root", o->proc_root, "Read /proc and /sys under this directory (tests, containers)");
+  o->search.add_to(app);
+  return {app, [o] {
+            Doctor doctor(DoctorOptions{o->search.environment(), o->proc_root});
+            bool color = ::isatty(1) && !std::getenv("NO_COLOR");
+            int status = kExitOk;
+            nlohmann::json files = nlohmann::json::array();
+            if (!o->json) fmt::print("{}", format_driver_facts(doctor.driver()));
+            for (const auto& path : o->paths) {
+              // A tree: every ELF file in it, reporting only CUDA programs. A file: always reported.
+              bool tree = std::filesystem::is_directory(path);
+              std::vector<std::filesystem::path> files_here;
+              if (tree) {
+                auto listing = list_elf_files({path});
+                for (const auto& p : listing.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
+                files_here = std::move(listing.elf_files);
+              } else {
+                files_here.push_back(path);
+              }
+              for (const auto& file : files_here) {
+                auto report = doctor.diagnose(file);
+                if (!report) {
+                  if (!tree) {
+                    fmt::print(stderr, "runpatch: {}\n", report.error().message());
+                    status = kExitProblem;
+                  }
+                  continue;
+                }
+                if (tree && !report->uses_cuda) continue;
+                if (!report->ok()) status = kExitProblem;
+                if (o->json) files.push_back(doctor_json(*report));
+                else fmt::print("{}", format_doctor(*report, color));
+              }
+            }
+            if (o->json)
+              fmt::print("{}\n", nlohmann::json{{"driver", driver_facts_json(doctor.driver())}, {"files", files}}.dump(2));
+            return status;
+          }};
+}
+
+}  // namespace runpatch::cli
