@@ -31,6 +31,7 @@ class EditPlanner {
     if (!table->has_strtab) return view_.error("dynamic section has no string table");
     RUNPATCH_CHECK(check_segments());
     table_ = *table;
+    RUNPATCH_CHECK(check_string_table_alone());
     RUNPATCH_TRY(original_, DynamicModel::load(view_, table_));
     RUNPATCH_TRY(model_, apply(request));
     RUNPATCH_CHECK(plan_interpreter(request));
@@ -74,6 +75,30 @@ class EditPlanner {
         if (a.p_vaddr < b.p_vaddr + b.p_memsz && b.p_vaddr < a.p_vaddr + a.p_memsz)
           return view_.error(fmt::format("PT_LOAD #{} and #{} overlap in memory", j, i), at);
       }
+    }
+    return {};
+  }
+
+  // Bytes of the string table no string uses are where new strings go: if
+  // the table overlaps another structure, those bytes are that structure.
+  Status check_string_table_alone() const {
+    uint64_t begin = table_.strtab_offset, end = begin + table_.strtab_size;
+    auto overlaps = [&](uint64_t off, uint64_t size) { return size > 0 && off < end && begin < off + size; };
+    const auto& eh = view_.ehdr();
+    std::vector<std::pair<const char*, std::pair<uint64_t, uint64_t>>> others = {
+        {"the ELF header", {0, sizeof(Ehdr)}},
+        {"the program header table", {uint64_t(eh.e_phoff), view_.phdrs().size() * sizeof(Phdr)}},
+        {"the dynamic section", {table_.offset, table_.slots.size() * sizeof(Dyn)}},
+        {"the section header table", {uint64_t(eh.e_shoff), view_.shdrs().size() * sizeof(Shdr)}},
+    };
+    for (const auto& [what, range] : others)
+      if (overlaps(range.first, range.second))
+        return view_.error(std::string("the dynamic string table overlaps ") + what, begin);
+    for (const auto& sh : view_.shdrs()) {
+      if (!(sh.sh_flags & elf::SHF_ALLOC) || sh.sh_type == elf::SHT_NOBITS) continue;
+      bool is_the_table = sh.sh_offset <= begin && uint64_t(sh.sh_offset) + uint64_t(sh.sh_size) >= end;
+      if (!is_the_table && overlaps(sh.sh_offset, sh.sh_size))
+        return view_.error("the dynamic string table overlaps another allocated section", begin);
     }
     return {};
   }
