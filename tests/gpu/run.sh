@@ -37,7 +37,7 @@ ln -s "$(basename "$driver_real")" "$work/driver/libcuda.so.1"
 cp -a "$compat_src/." "$work/cuda_compat/compat/"
 compat_real=$(readlink -f "$work/cuda_compat/compat/libcuda.so.1")
 
-kernel=$(grep -o 'Kernel Module *[0-9.]*' /proc/driver/nvidia/version 2>/dev/null | grep -o '[0-9][0-9.]*' || echo none)
+kernel=$(grep -m1 -o '[0-9]\{3,\}\.[0-9]\{1,3\}\(\.[0-9]\{1,3\}\)\?' /proc/driver/nvidia/version 2>/dev/null || echo none)
 gpu=$(nvidia-smi -L 2>/dev/null | head -n1 || echo unknown)
 cat <<EOF >"$result"
 # runpatch GPU validation
@@ -78,7 +78,7 @@ run_case() {
     [[ -n $loaded ]] && loaded="$loaded (LD_DEBUG)"
   fi
   status=$(sed -n 's/^cuda_status=//p' <<<"$out" | head -n1)
-  saxpy=$(sed -n 's/^saxpy=\([a-z ]*\).*/\1/p' <<<"$out" | head -n1)
+  saxpy=$(sed -n 's/^saxpy=\(not run\|[a-z]*\).*/\1/p' <<<"$out" | head -n1)
   predicted=$(awk '$1 == "loads" { print $2; exit }' <<<"$doctor")
   verdict=$(awk '$1 == "verdict" { sub(":", "", $2); print $2; exit }' <<<"$doctor")
   # Right when doctor names the file the process mapped, and says ok exactly when CUDA worked.
