@@ -3,7 +3,7 @@
 _runpatch() {
   local cur prev words cword
   _init_completion 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; }
-  local commands="print scan set tree why driver compat apply auto-patchelf check"
+  local commands="print scan set tree why driver compat apply auto-patchelf check doctor"
   if [[ $COMP_CWORD -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
     return
@@ -12,13 +12,14 @@ _runpatch() {
   case ${COMP_WORDS[1]} in
     print) opts="--json" ;;
     scan) opts="--json --dynamic-paths --jobs" ;;
-    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run" ;;
+    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run --in-place" ;;
     tree) opts="--json --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     why) opts="--search --json --root --ld-library-path --ld-so-cache --ignore-environment" ;;
-    driver) opts="--driver-dir --dry-run --verbose --force-rpath --forbid --jobs" ;;
-    compat) opts="--libcuda --driver-dir --dry-run --verbose --force-rpath --forbid --jobs" ;;
-    apply) opts="--policy --dry-run --verbose --force-rpath --forbid --jobs" ;;
-    auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --extra-args" ;;
+    driver) opts="--driver-dir --dry-run --in-place --verbose --force-rpath --forbid --jobs" ;;
+    compat) opts="--libcuda --driver-dir --dry-run --in-place --verbose --force-rpath --forbid --jobs" ;;
+    apply) opts="--policy --dry-run --in-place --verbose --force-rpath --forbid --jobs" ;;
+    auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --in-place --extra-args" ;;
+    doctor) opts="--json --proc-root --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     check) opts="--json --junit --sarif --fail-on --forbid --disable --driver-dir --interpreter --require --search --root --ignore-environment" ;;
   esac
   case $prev in
