@@ -58,11 +58,18 @@ std::string apply_policy(const RunpathPolicy& given, const std::string& current)
   // Layers, each in its own order; entries already present are recognised by role.
   std::vector<std::string> compat = policy.compat_dirs, driver, rest;
   bool has_driver = policy.driver;
+  // An entry the policy names explicitly goes back to that layer; only then
+  // do heuristics (a cuda_compat-looking directory) classify. Otherwise an
+  // appended entry that looks like compat would move on the second run.
   for (const auto& entry : existing) {
-    if (looks_like_compat_dir(entry) || contains(policy.compat_dirs, entry)) {
+    if (contains(policy.compat_dirs, entry)) {
       compat.push_back(entry);
     } else if (contains(policy.driver_dirs, entry)) {
       has_driver = true;  // a driver layer added earlier keeps its place behind compat
+    } else if (contains(policy.resolved_dirs, entry) || contains(policy.append, entry)) {
+      continue;  // re-added by its own layer
+    } else if (looks_like_compat_dir(entry)) {
+      compat.push_back(entry);
     } else if (policy.keep_existing) {
       rest.push_back(entry);
     }
