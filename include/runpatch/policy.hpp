@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,9 +65,14 @@ struct PolicyRun {
 
 // Applies the policy to every dynamically linked ELF file under paths (files
 // or trees, each inode once), on all cores; statically linked files are
-// skipped and counted. dry_run computes the outcome without writing;
-// in_place trades atomic replacement for speed (EditOptions::in_place).
+// skipped and counted.
+struct ApplyOptions {
+  bool dry_run = false;   // compute the outcome, write nothing
+  unsigned threads = 0;   // 0: one per core
+  bool in_place = false;  // EditOptions::in_place: speed instead of atomic replacement
+  std::function<void(size_t done, size_t total)> progress;  // called from worker threads, serialized
+};
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
-                                bool dry_run, unsigned threads = 0, bool in_place = false);
+                                const ApplyOptions& options = {});
 
 }  // namespace runpatch

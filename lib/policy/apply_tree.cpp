@@ -1,3 +1,5 @@
+#include <mutex>
+
 #include "runpatch/policy.hpp"
 #include "runpatch/runpath_ops.hpp"
 #include "runpatch/scan.hpp"
@@ -5,16 +7,27 @@
 namespace runpatch {
 
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
-                                bool dry_run, unsigned threads, bool in_place) {
+                                const ApplyOptions& apply) {
   TreeListing listing = list_elf_files(paths);
   PolicyRun run;
   run.problems = std::move(listing.problems);
   run.files.resize(listing.elf_files.size());
   EditRequest request = policy_request(policy);
   EditOptions options;
-  options.dry_run = dry_run;
-  options.in_place = in_place;
-  parallel_for(listing.elf_files.size(), threads, [&](size_t i) {
+  options.dry_run = apply.dry_run;
+  options.in_place = apply.in_place;
+  std::mutex progress_lock;
+  size_t done = 0;
+  auto report_progress = [&] {
+    if (!apply.progress) return;
+    std::lock_guard<std::mutex> lock(progress_lock);
+    apply.progress(++done, listing.elf_files.size());
+  };
+  parallel_for(listing.elf_files.size(), apply.threads, [&](size_t i) {
+    struct Tick {
+      decltype(report_progress)& tick;
+      ~Tick() { tick(); }
+    } tick_when_done{report_progress};
     auto& out = run.files[i];
     const auto& path = listing.elf_files[i];
     out.path = path.string();

@@ -141,7 +141,7 @@ TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
   EXPECT_TRUE(rules.count("driver-dir-missing"));
   RunpathPolicy driver;
   driver.driver = true;
-  ASSERT_EQ(apply_policy_to_paths(driver, {root_ / "pkg"}, false).failed, 0u);
+  ASSERT_EQ(apply_policy_to_paths(driver, {root_ / "pkg"}).failed, 0u);
   auto after = check_paths({root_ / "pkg"}, options_);
   EXPECT_FALSE(after.any_at_least(Severity::Warning)) << format_check_text(after, false);
   EXPECT_EQ(after.files.size(), 5u);

@@ -41,7 +41,7 @@ class PolicyPackage : public ::testing::TestWithParam<test::FixtureArch> {
     return p;
   }
   static void apply(const RunpathPolicy& p, const fs::path& root) {
-    auto run = apply_policy_to_paths(p, {root / "pkg/bin", root / "pkg/lib"}, false);
+    auto run = apply_policy_to_paths(p, {root / "pkg/bin", root / "pkg/lib"});
     ASSERT_EQ(run.failed, 0u);
     ASSERT_TRUE(run.problems.empty());
   }
@@ -63,7 +63,7 @@ TEST_P(PolicyPackage, CompatAheadOfDriverInBothOrdersAndIdempotent) {
     EXPECT_EQ(r.output, "libcuda: compat\n");
     for (const char* file : {"pkg/bin/cuda-prog", "pkg/lib/libcudart.so.13", "pkg/lib/stubs/libcuda.so"})
       EXPECT_EQ(runpath(root / file).find("stubs"), std::string::npos) << file;
-    auto again = apply_policy_to_paths(driver(root), {root / "pkg/bin", root / "pkg/lib"}, false);
+    auto again = apply_policy_to_paths(driver(root), {root / "pkg/bin", root / "pkg/lib"});
     EXPECT_EQ(again.edited, 0u);
     EXPECT_EQ(again.unchanged, 3u);
   }
@@ -84,7 +84,7 @@ TEST_P(PolicyPackage, DriverAloneLoadsTheDriversLibcuda) {
 TEST_P(PolicyPackage, StaticFilesAreSkippedAndCounted) {
   fs::path root = stage("static");
   fs::copy_file(GetParam().dir / "prog-static", root / "pkg/bin/static-tool");
-  auto run = apply_policy_to_paths(driver(root), {root / "pkg"}, false);
+  auto run = apply_policy_to_paths(driver(root), {root / "pkg"});
   EXPECT_EQ(run.skipped_static, 1u);
   EXPECT_EQ(run.failed, 0u);
   EXPECT_EQ(run.edited, 4u);  // program, libcudart, stub, the driver libcuda (compat lives outside pkg/)

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "command.hpp"
+#include "console.hpp"
 #include "runpatch/report.hpp"
 #include "search_options.hpp"
 
@@ -59,14 +60,10 @@ Command add_check_command(CLI::App& root) {
               }
             }
             std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
-            // Progress for big trees, on a terminal only, at most every 100 files.
-            bool show_progress = ::isatty(2);
-            if (show_progress)
-              options.progress = [](size_t done, size_t total) {
-                if (total > 300 && (done % 100 == 0 || done == total))
-                  fmt::print(stderr, "\rrunpatch check: {}/{} files{}", done, total, done == total ? "\n" : "");
-              };
+            Progress progress("check", verbosity().quiet);
+            options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
             CheckReport report = check_paths(paths, options);
+            progress.finish();
             for (const auto& p : report.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
             Severity fail_on = *parse_severity(o->fail_on);
             if (o->junit) std::ofstream(*o->junit) << check_junit(report, fail_on);

@@ -1,7 +1,9 @@
 // runpatch driver / compat / apply: a runpath policy over files and trees.
 #include <fmt/core.h>
+#include <spdlog/spdlog.h>
 
 #include "command.hpp"
+#include "console.hpp"
 #include "runpatch/policy.hpp"
 
 namespace runpatch::cli {
@@ -10,7 +12,7 @@ namespace {
 
 struct PolicyCommandOptions {
   std::vector<std::string> paths;
-  bool dry_run = false, verbose = false, force_rpath = false, in_place = false;
+  bool dry_run = false, force_rpath = false, in_place = false;
   std::vector<std::string> forbid;
   unsigned threads = 0;
 };
@@ -18,7 +20,6 @@ struct PolicyCommandOptions {
 void add_common(CLI::App* app, PolicyCommandOptions& o) {
   app->add_option("PATH", o.paths, "Files or directories (every dynamically linked ELF file inside)")->required();
   app->add_flag("-n,--dry-run", o.dry_run, "Print old and new runpath per file; write nothing");
-  app->add_flag("-v,--verbose", o.verbose, "Print every file edited");
   add_in_place_flag(app, o.in_place);
   app->add_flag("--force-rpath", o.force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
   repeatable(app->add_option("--forbid", o.forbid, "Drop runpath entries under this prefix (e.g. the build directory)"));
@@ -29,17 +30,20 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   policy.force_rpath = policy.force_rpath || o.force_rpath;
   policy.forbidden_prefixes.insert(policy.forbidden_prefixes.end(), o.forbid.begin(), o.forbid.end());
   std::vector<std::filesystem::path> paths(o.paths.begin(), o.paths.end());
-  PolicyRun run = apply_policy_to_paths(policy, paths, o.dry_run, o.threads, o.in_place);
-  for (const auto& p : run.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
+  Progress progress(name, verbosity().quiet);
+  ApplyOptions options{o.dry_run, o.threads, o.in_place, [&](size_t done, size_t total) { progress.update(done, total); }};
+  PolicyRun run = apply_policy_to_paths(policy, paths, options);
+  progress.finish();  // clear the line before results are printed
+  for (const auto& p : run.problems) spdlog::error("{}", p.message());
   for (const auto& f : run.files) {
     using S = PolicyFileOutcome::Status;
-    if (f.status == S::Failed) fmt::print(stderr, "runpatch: {}\n", f.error);
-    else if (f.status == S::Edited && (o.dry_run || o.verbose))
-      fmt::print("{}: '{}' -> '{}'\n", f.path, f.old_runpath, f.new_runpath);
+    if (f.status == S::Failed) spdlog::error("{}", f.error);
+    else if (f.status == S::Edited && o.dry_run) fmt::print("{}: '{}' -> '{}'\n", f.path, f.old_runpath, f.new_runpath);
+    else if (f.status == S::Edited) spdlog::debug("{}: '{}' -> '{}'", f.path, f.old_runpath, f.new_runpath);
   }
-  fmt::print(stderr, "runpatch {}: {} {}, {} unchanged, {} statically linked skipped{}\n", name, run.edited,
-             o.dry_run ? "would change" : "edited", run.unchanged, run.skipped_static,
-             run.failed ? fmt::format(", {} failed", run.failed) : "");
+  spdlog::info("{}: {} {}, {} unchanged, {} statically linked skipped{}", name, run.edited,
+               o.dry_run ? "would change" : "edited", run.unchanged, run.skipped_static,
+               run.failed ? fmt::format(", {} failed", run.failed) : "");
   return run.failed || !run.problems.empty() ? kExitProblem : kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "console.hpp"
 
 int main(int argc, char** argv) {
   using namespace runpatch::cli;
@@ -38,12 +39,14 @@ int main(int argc, char** argv) {
     if (argc > 1 && name == argv[1]) commands.push_back(add(app));
   if (commands.empty())
     for (const auto& [name, add] : kCommands) commands.push_back(add(app));
+  for (auto& command : commands) add_verbosity_flags(command.app, verbosity());
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
+  setup_logging(verbosity());
   for (auto& command : commands)
     if (command.app->parsed()) return command.run();
   return kExitUsage;

@@ -1,0 +1,50 @@
+#include "console.hpp"
+
+#include <fmt/core.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace runpatch::cli {
+
+Verbosity& verbosity() {
+  static Verbosity v;
+  return v;
+}
+
+void add_verbosity_flags(CLI::App* app, Verbosity& verbosity) {
+  auto* quiet = app->add_flag("-q,--quiet", verbosity.quiet, "Print problems only, no summary");
+  app->add_flag("-v,--verbose", verbosity.verbose, "Also print every file touched, and how")->excludes(quiet);
+}
+
+void setup_logging(const Verbosity& verbosity) {
+  auto logger = spdlog::stderr_logger_st("runpatch");
+  logger->set_pattern("runpatch: %v");
+  logger->set_level(verbosity.quiet     ? spdlog::level::warn
+                    : verbosity.verbose ? spdlog::level::debug
+                                        : spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+Progress::Progress(std::string label, bool quiet) : label_(std::move(label)), enabled_(!quiet && ::isatty(2)) {}
+
+void Progress::finish() {
+  std::lock_guard<std::mutex> guard(lock_);
+  if (shown_) fmt::print(stderr, "\r\033[K");  // leave the line to what follows
+  shown_ = false;
+  enabled_ = false;
+}
+
+void Progress::update(size_t done, size_t total) {
+  std::lock_guard<std::mutex> guard(lock_);
+  if (!enabled_ || total < 200) return;
+  auto now = std::chrono::steady_clock::now();
+  if (done != total && now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  shown_ = true;
+  int width = 30, filled = static_cast<int>(width * done / total);
+  fmt::print(stderr, "\rrunpatch {}: [{}{}] {}/{} files", label_, std::string(filled, '#'),
+             std::string(width - filled, '.'), done, total);
+}
+
+}  // namespace runpatch::cli
