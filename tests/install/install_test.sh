@@ -17,7 +17,11 @@ for f in bin/runpatch bin/runpatch-patchelf bin/auto-patchelf lib/librunpatch.a 
   [[ -e $prefix/$f ]] || { echo "missing after install: $f"; fail=1; }
 done
 if command -v help2man >/dev/null; then
-  [[ -s $prefix/share/man/man1/runpatch.1 ]] || { echo "missing man page"; fail=1; }
+  for page in runpatch runpatch-patchelf runpatch-print runpatch-scan runpatch-set runpatch-tree runpatch-why \
+              runpatch-driver runpatch-compat runpatch-apply runpatch-auto-patchelf runpatch-check runpatch-doctor; do
+    [[ -s $prefix/share/man/man1/$page.1 ]] || { echo "missing man page $page.1"; fail=1; }
+  done
+  grep -q '^\.TH RUNPATCH-DOCTOR ' "$prefix/share/man/man1/runpatch-doctor.1" || { echo "runpatch-doctor.1 has the wrong title"; fail=1; }
 fi
 [[ "$("$prefix/bin/runpatch" print --json "$program" | grep -c '"runpath"')" == 1 ]] || { echo "installed runpatch does not run"; fail=1; }
 
