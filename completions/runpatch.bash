@@ -24,7 +24,7 @@ _runpatch() {
   esac
   case $prev in
     --fail-on) COMPREPLY=($(compgen -W "error warning info" -- "$cur")); return ;;
-    --disable) COMPREPLY=($(compgen -W "unresolved-needed driver-library driver-dir-missing compat-after-driver stubs-entry forbidden-prefix relative-entry world-writable missing-entry duplicate-entry rpath-not-runpath wrong-interpreter foreign-machine" -- "$cur")); return ;;
+    --disable) COMPREPLY=($(compgen -W "unresolved-needed driver-library driver-dir-missing compat-after-driver stubs-entry forbidden-prefix relative-entry world-writable missing-entry duplicate-entry rpath-not-runpath wrong-interpreter foreign-machine cuda-version-mix closure-bloat unused-entry ld-library-path-shadowing runtime-stub" -- "$cur")); return ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))

@@ -44,6 +44,7 @@ struct ElfInfo {
   uint64_t file_size = 0;
   uint64_t phnum = 0;
   uint64_t shnum = 0;  // 0 when the file has no section headers
+  uint64_t code_size = 0;  // bytes of executable PT_LOAD segments (a stub library has almost none)
 
   std::optional<std::string> interpreter;  // PT_INTERP
   bool has_dynamic = false;                // PT_DYNAMIC present, with contents in the file

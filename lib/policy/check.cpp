@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "policy/check_nix_rules.hpp"
 #include "runpatch/check.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/policy.hpp"
@@ -67,6 +68,10 @@ class Checker {
     out_->push_back({rule, s, file_, std::move(message)});
   }
 
+  check_rules_nix::AddFinding adder() {
+    return [this](const char* rule, std::string message) { add(rule, std::move(message)); };
+  }
+
   void check_runpath(const ElfInfo& info) {
     if (info.rpath && !info.runpath)
       add("rpath-not-runpath", "uses DT_RPATH (searched before LD_LIBRARY_PATH, inherited by dependencies)",
@@ -91,6 +96,7 @@ class Checker {
       }
       if (is_stubs_directory(e))
         add("stubs-entry", fmt::format("'{}' holds link-time stubs (e.g. libcuda.so); never search it at run time", e));
+      check_rules_nix::entry_bloat(e, adder());
       for (const auto& prefix : o_.forbidden_prefixes)
         if (!prefix.empty() && e.rfind(prefix, 0) == 0)
           add("forbidden-prefix", fmt::format("'{}' is under the forbidden prefix '{}'", e, prefix));
@@ -103,6 +109,7 @@ class Checker {
       } else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
         add("world-writable", fmt::format("'{}' is writable by everyone", e));
       }
+      if (S_ISDIR(st.st_mode) && !is_stubs_directory(e)) check_rules_nix::entry_stub(e, host, adder());
     }
   }
 
@@ -122,6 +129,9 @@ class Checker {
         add("unresolved-needed", fmt::format("{} is not found ({} places tried)", name, edge.resolution.attempts.size()));
       }
     }
+    check_rules_nix::version_mix(*tree, adder());
+    check_rules_nix::unused_entries(path, *tree, o_, adder());
+    check_rules_nix::shadowing(path, *tree, o_, adder());
     if (uses_libcuda(info)) {
       auto entries = split_runpath(effective_runpath(info));
       bool has_driver = std::any_of(entries.begin(), entries.end(), [&](const std::string& e) {

@@ -17,6 +17,11 @@ const std::vector<RuleInfo>& check_rules() {
       {"rpath-not-runpath", Severity::Warning, "DT_RPATH is used where DT_RUNPATH is expected"},
       {"wrong-interpreter", Severity::Error, "an executable's interpreter is not the expected one"},
       {"foreign-machine", Severity::Warning, "the file's class or machine differs from the rest of the tree"},
+      {"cuda-version-mix", Severity::Error, "the resolved closure mixes CUDA versions: two SONAME majors of one library, or two CUDA package sets"},
+      {"closure-bloat", Severity::Warning, "a runpath entry points into a -dev/-static/-doc output, the monolithic cudatoolkit or a compiler"},
+      {"unused-entry", Severity::Info, "a runpath entry resolves nothing (what --shrink would drop) and keeps its store path alive"},
+      {"ld-library-path-shadowing", Severity::Warning, "LD_LIBRARY_PATH overrides the library the runpath would load"},
+      {"runtime-stub", Severity::Error, "the toolkit's libcuda stub is resolvable from a runtime runpath entry"},
   };
   return rules;
 }

@@ -80,6 +80,8 @@ Expected<ElfInfo> extract(const ElfView<E>& view) {
   info.file_size = view.bytes().size();
   info.phnum = view.phdrs().size();
   info.shnum = view.shdrs().size();
+  for (const auto& ph : view.phdrs())
+    if (ph.p_type == elf::PT_LOAD && (ph.p_flags & elf::PF_X)) info.code_size += uint64_t(ph.p_filesz);
   RUNPATCH_CHECK(read_interpreter(view, info));
   RUNPATCH_CHECK(read_dynamic_facts(view, info));
   read_dlopen_notes(view, info);

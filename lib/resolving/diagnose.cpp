@@ -6,6 +6,12 @@
 
 namespace runpatch {
 
+bool is_stub_libcuda(const ElfInfo& info) {
+  std::string name = info.soname.value_or(info.path.substr(info.path.rfind('/') + 1));
+  constexpr uint64_t kStubCodeLimit = 64 * 1024;  // the CUDA 13 stub has 7 KiB of code
+  return name.rfind("libcuda.so", 0) == 0 && info.code_size < kStubCodeLimit;
+}
+
 bool is_stub_library(const std::string& path) {
   return path.find("/stubs/") != std::string::npos || path.rfind("stubs/", 0) == 0;
 }

@@ -58,6 +58,9 @@ class Check : public ::testing::Test {
 };
 
 TEST_F(Check, EachRuleTriggersAndOnlyWhenItShould) {
+  // The runpaths here point at an empty directory, which unused-entry rightly
+  // reports; that rule has its own test (NixpkgsAwareRules).
+  options_.disabled = {"unused-entry"};
   std::string ok = (root_ / "ok").string();
   fs::create_directories(ok);
   EXPECT_EQ(rules_for(clean_library("clean.so", ok)), std::set<std::string>{});
@@ -113,8 +116,98 @@ TEST_F(Check, EachRuleTriggersAndOnlyWhenItShould) {
   EXPECT_EQ(rules_for(prog), std::set<std::string>{});
   options_.interpreter = "/nix/store/x-glibc/lib/ld-linux-x86-64.so.2";
   EXPECT_EQ(rules_for(prog), std::set<std::string>{"wrong-interpreter"});
-  options_.disabled = {"wrong-interpreter"};
+  options_.disabled = {"wrong-interpreter", "unused-entry"};
   EXPECT_EQ(rules_for(prog), std::set<std::string>{});
+}
+
+// A directory named like a Nix store path: /…/nix/store/<32 chars>-NAME/lib.
+std::string store_dir(const fs::path& root, const std::string& name) {
+  fs::path dir = root / "nix/store" / (std::string(32, 'a') + "-" + name) / "lib";
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+TEST_F(Check, CudaVersionMix) {
+  // Two SONAME majors of one CUDA library, through two runpath entries.
+  std::string v12 = store_dir(root_, "libcublas-12.8.4.1-lib"), v13 = store_dir(root_ / "b", "libcublas-13.0.2-lib");
+  for (auto [dir, soname] : {std::pair{v12, "libcublas.so.12"}, std::pair{v13, "libcublas.so.13"}}) {
+    fs::path lib = file("lib/libgreet.so", fs::path(dir).lexically_relative(root_) / soname, std::nullopt);
+    EditRequest r;
+    r.soname = soname;
+    ASSERT_TRUE(edit_elf_file(lib, r));
+  }
+  fs::path user = file("lib/libgreet.so", "mixed.so", v12 + ":" + v13);
+  EditRequest needs;
+  needs.add_needed = {"libcublas.so.12", "libcublas.so.13"};
+  ASSERT_TRUE(edit_elf_file(user, needs));
+  auto findings = check_paths({user}, options_).findings;
+  auto mix = std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.rule == "cuda-version-mix"; });
+  ASSERT_NE(mix, findings.end());
+  EXPECT_NE(mix->message.find("libcublas.so.12"), std::string::npos) << mix->message;
+  EXPECT_NE(mix->message.find("libcublas.so.13"), std::string::npos) << mix->message;
+  EXPECT_NE(mix->message.find("runpath entry " + v13), std::string::npos) << mix->message;
+  // One major only: nothing to report.
+  fs::path single = file("lib/libgreet.so", "single.so", v13);
+  EditRequest one;
+  one.add_needed = {"libcublas.so.13"};
+  ASSERT_TRUE(edit_elf_file(single, one));
+  EXPECT_FALSE(rules_for(single).count("cuda-version-mix"));
+
+  // Two CUDA package sets: cuda_cudart of 12.6 next to cuda_nvrtc of 12.8.
+  std::string cudart = store_dir(root_, "cuda_cudart-12.6.77-lib"), nvrtc = store_dir(root_, "cuda_nvrtc-12.8.61-lib");
+  std::string nvrtc_same = store_dir(root_, "cuda_nvrtc-12.6.85-lib");
+  for (auto [dir, soname] : {std::pair{cudart, "libcudart.so.12"}, std::pair{nvrtc, "libnvrtc.so.12"},
+                             std::pair{nvrtc_same, "libnvrtc.so.12"}})
+    file("lib/libgreet.so", fs::path(dir).lexically_relative(root_) / soname, std::nullopt);
+  for (auto [name, runpath, mixes] : {std::tuple{"sets.so", cudart + ":" + nvrtc, true},
+                                      std::tuple{"one-set.so", cudart + ":" + nvrtc_same, false}}) {
+    fs::path lib = file("lib/libgreet.so", name, runpath);
+    EditRequest both;
+    both.add_needed = {"libcudart.so.12", "libnvrtc.so.12"};
+    ASSERT_TRUE(edit_elf_file(lib, both));
+    EXPECT_EQ(rules_for(lib).count("cuda-version-mix"), mixes ? 1u : 0u) << name;
+  }
+}
+
+TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
+  // closure-bloat: a -dev output and the monolithic toolkit; a -lib output is fine.
+  std::string dev = store_dir(root_, "zlib-1.3.1-dev"), toolkit = store_dir(root_ / "t", "cudatoolkit-12.8.1");
+  std::string lib_output = store_dir(root_, "zlib-1.3.1-lib");
+  options_.disabled = {"unused-entry"};
+  EXPECT_EQ(rules_for(clean_library("dev.so", dev)), std::set<std::string>{"closure-bloat"});
+  EXPECT_EQ(rules_for(clean_library("toolkit.so", toolkit)), std::set<std::string>{"closure-bloat"});
+  EXPECT_EQ(rules_for(clean_library("lib-output.so", lib_output)), std::set<std::string>{});
+  options_.disabled.clear();
+
+  // unused-entry: the directory that provides libgreet.so is used, the other is not; its size is reported.
+  std::string used = store_dir(root_ / "u", "greet-1.0"), unused = store_dir(root_ / "v", "blob-2.0");
+  file("lib/libgreet.so", fs::path(used).lexically_relative(root_) / "libgreet.so", std::nullopt);
+  test::write_file(fs::path(unused) / "data.bin", std::vector<uint8_t>(300 * 1024, 1));
+  fs::path prog = file("prog-pie", "prog-unused", used + ":" + unused);
+  auto findings = check_paths({prog}, options_).findings;
+  ASSERT_EQ(findings.size(), 1u) << findings.at(0).message;
+  EXPECT_EQ(findings[0].rule, "unused-entry");
+  EXPECT_NE(findings[0].message.find(unused), std::string::npos);
+  EXPECT_NE(findings[0].message.find("300 KiB"), std::string::npos) << findings[0].message;
+  EXPECT_TRUE(check_paths({file("prog-pie", "prog-used", used)}, options_).findings.empty());
+
+  // ld-library-path-shadowing: LD_LIBRARY_PATH holds another libgreet.so than the runpath.
+  std::string llp_dir = (root_ / "llp").string();
+  fs::create_directories(llp_dir);
+  fs::copy_file(host_.dir / "lib/libgreet.so", fs::path(llp_dir) / "libgreet.so");
+  options_.env.ld_library_path = {llp_dir};
+  EXPECT_EQ(rules_for(file("prog-pie", "prog-shadowed", used)), std::set<std::string>{"ld-library-path-shadowing"});
+  options_.env.ld_library_path = {(root_ / "ok").string()};
+  fs::create_directories(root_ / "ok");
+  EXPECT_EQ(rules_for(file("prog-pie", "prog-not-shadowed", used)), std::set<std::string>{});
+  options_.env.ld_library_path.clear();
+
+  // runtime-stub: the toolkit's stub copied into a plain directory; the driver's library is not one.
+  options_.disabled = {"unused-entry"};
+  fs::create_directories(root_ / "stubcopy");
+  fs::copy_file(host_.dir / "cuda-pkg/lib/stubs/libcuda.so", root_ / "stubcopy/libcuda.so.1");
+  EXPECT_EQ(rules_for(clean_library("stub-user.so", (root_ / "stubcopy").string())), std::set<std::string>{"runtime-stub"});
+  EXPECT_EQ(rules_for(clean_library("driver-user.so", (host_.dir / "cuda-pkg/driver").string())), std::set<std::string>{});
 }
 
 TEST_F(Check, ForeignMachineInATree) {

@@ -1,0 +1,194 @@
+#include "policy/check_nix_rules.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "policy/nix_paths.hpp"
+#include "runpatch/diagnose.hpp"
+#include "runpatch/edit.hpp"
+#include "runpatch/policy.hpp"
+
+namespace runpatch::check_rules_nix {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string dirname_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+// "libcublas.so.13.0.2" -> {"libcublas", "13"}; nullopt for unversioned names.
+std::optional<std::pair<std::string, std::string>> soname_major(const std::string& name) {
+  auto so = name.find(".so.");
+  if (so == std::string::npos) return std::nullopt;
+  std::string major = name.substr(so + 4, name.find('.', so + 4) - (so + 4));
+  if (major.empty()) return std::nullopt;
+  return std::make_pair(name.substr(0, so), major);
+}
+
+bool is_cuda_library(const std::string& base) {
+  for (const char* prefix : {"libcu", "libnv", "libnpp", "libcudnn", "libnccl", "libcutensor"})
+    if (base.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// How the loader reached an object: "via runpath of X (entry D)".
+std::string how_reached(const DependencyTree& tree, size_t object) {
+  for (const auto& e : tree.edges) {
+    if (e.to != object || !e.resolution.path) continue;
+    const Resolution& r = e.resolution;
+    std::string by = tree.objects[e.from].path;
+    if (r.via == FoundVia::Runpath || r.via == FoundVia::Rpath)
+      return fmt::format("needed by {}, found through {} entry {}", by, found_via_name(r.via), dirname_of(*r.path));
+    return fmt::format("needed by {}, found through {}", by, found_via_name(r.via));
+  }
+  return "loaded first";
+}
+
+std::string bytes_text(uint64_t bytes) {
+  if (bytes >= (uint64_t(1) << 30)) return fmt::format("{:.1f} GiB", double(bytes) / double(uint64_t(1) << 30));
+  if (bytes >= (uint64_t(1) << 20)) return fmt::format("{:.1f} MiB", double(bytes) / double(uint64_t(1) << 20));
+  return fmt::format("{} KiB", (bytes + 1023) / 1024);
+}
+
+// What keeping an entry costs: its whole store path in Nix, else the directory.
+std::string kept_alive(const std::string& entry, const fs::path& host_dir) {
+  auto store = parse_store_path(entry);
+  fs::path measured = store ? fs::path(host_dir.string().substr(0, host_dir.string().size() - (entry.size() - store->root.size())))
+                            : host_dir;
+  auto bytes = directory_bytes(measured);
+  if (!bytes) return "";
+  return fmt::format("; it keeps {} alive ({})", measured.string(), bytes_text(*bytes));
+}
+
+fs::path host_path(const CheckOptions& o, const std::string& dir) {
+  return o.env.root == "/" || o.env.root.empty() ? fs::path(dir) : o.env.root / fs::path(dir).relative_path();
+}
+
+}  // namespace
+
+void version_mix(const DependencyTree& tree, const AddFinding& add) {
+  // Two SONAME majors of one CUDA library in one process.
+  std::map<std::string, std::map<std::string, size_t>> majors;  // base -> major -> object
+  // Two CUDA releases among the cuda_* store paths the closure loads from.
+  std::map<std::string, std::pair<std::string, size_t>> releases;  // release -> (package, object)
+  for (size_t i = 1; i < tree.objects.size(); ++i) {
+    const auto& o = tree.objects[i];
+    std::string name = o.info->soname.value_or(o.path.substr(o.path.rfind('/') + 1));
+    if (auto sm = soname_major(name); sm && is_cuda_library(sm->first)) majors[sm->first].emplace(sm->second, i);
+    if (auto store = parse_store_path(o.path))
+      if (auto release = cuda_release_of(*store)) releases.emplace(*release, std::make_pair(store->name, i));
+  }
+  for (const auto& [base, by_major] : majors) {
+    if (by_major.size() < 2) continue;
+    std::string parts;
+    for (const auto& [major, object] : by_major)
+      parts += fmt::format("{}{}.so.{} ({}; {})", parts.empty() ? "" : " and ", base, major, tree.objects[object].path,
+                           how_reached(tree, object));
+    add("cuda-version-mix", fmt::format("loads {}", parts));
+  }
+  if (releases.size() > 1) {
+    std::string parts;
+    for (const auto& [release, where] : releases)
+      parts += fmt::format("{}CUDA {} ({} at {}; {})", parts.empty() ? "" : " and ", release, where.first,
+                           tree.objects[where.second].path, how_reached(tree, where.second));
+    add("cuda-version-mix", fmt::format("loads from two CUDA package sets: {}", parts));
+  }
+}
+
+void entry_bloat(const std::string& entry, const AddFinding& add) {
+  auto store = parse_store_path(entry);
+  if (store) {
+    static const std::set<std::string> build_outputs = {"dev", "static", "doc", "devdoc", "man", "info"};
+    if (build_outputs.count(store->output))
+      add("closure-bloat", fmt::format("'{}' points into the -{} output of {}: a build-time output becomes a runtime "
+                                       "dependency", entry, store->output, store->name));
+    if (store->name == "cudatoolkit")
+      add("closure-bloat", fmt::format("'{}' points into the monolithic cudatoolkit (gigabytes): depend on the split "
+                                       "cudaPackages.* libraries instead", entry));
+    static const std::set<std::string> compilers = {"gcc", "gcc-unwrapped", "clang", "clang-unwrapped", "binutils",
+                                                    "binutils-unwrapped"};
+    if (compilers.count(store->name))
+      add("closure-bloat", fmt::format("'{}' points into the compiler {}: link its runtime library (e.g. libstdc++ "
+                                       "from gcc.cc.lib) instead", entry, store->name));
+  } else if (entry.find("/lib/gcc/") != std::string::npos) {
+    add("closure-bloat", fmt::format("'{}' is a compiler directory", entry));
+  }
+}
+
+void entry_stub(const std::string& entry, const fs::path& host_dir, const AddFinding& add) {
+  for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
+    auto info = read_elf_info(host_dir / name);
+    if (info && is_stub_libcuda(*info)) {
+      add("runtime-stub", fmt::format("'{}' holds {}, the toolkit's stub ({} bytes of code): a program would load it "
+                                      "instead of the driver's and fail every CUDA call", entry, name, info->code_size));
+      return;
+    }
+  }
+}
+
+void unused_entries(const fs::path& file, const DependencyTree& given, const CheckOptions& o, const AddFinding& add) {
+  if (given.objects.empty()) return;
+  // What the runpath itself resolves: LD_LIBRARY_PATH of the checking shell must not make entries look unused.
+  std::optional<DependencyTree> plain;
+  if (!o.env.ld_library_path.empty()) {
+    SearchEnvironment without = o.env;
+    without.ld_library_path.clear();
+    if (auto t = resolve_tree(file, without)) plain = std::move(*t);
+  }
+  const DependencyTree& tree = plain ? *plain : given;
+  const LoadedObject& root = tree.objects[0];
+  if (!root.info->runpath && !root.info->rpath) return;
+  std::string runpath = root.info->runpath.value_or(root.info->rpath.value_or(""));
+  std::set<std::string> used;  // directories a resolution of the root (or a dlopen by it) went through
+  for (const auto& e : tree.edges)
+    if (e.resolution.path && (e.resolution.via == FoundVia::Runpath || e.resolution.via == FoundVia::Rpath) &&
+        e.resolution.via_object == root.path)
+      used.insert(dirname_of(*e.resolution.path));
+  std::string origin = dirname_of(root.path);
+  for (const auto& entry : split_runpath(runpath)) {
+    if (entry.empty() || std::find(o.driver_dirs.begin(), o.driver_dirs.end(), entry) != o.driver_dirs.end() ||
+        looks_like_compat_dir(entry))
+      continue;
+    std::string dir = entry;
+    for (const char* token : {"${ORIGIN}", "$ORIGIN"})
+      for (size_t at; (at = dir.find(token)) != std::string::npos;) dir.replace(at, std::string_view(token).size(), origin);
+    if (dir.find('$') != std::string::npos) continue;  // $LIB/$PLATFORM: cannot tell
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (used.count(dir)) continue;
+    fs::path host = host_path(o, dir);
+    std::error_code ec;
+    if (!fs::is_directory(host, ec)) continue;  // missing-entry reports those
+    add("unused-entry", fmt::format("'{}' resolves none of the file's libraries (runpatch set --shrink would drop it){}",
+                                    entry, kept_alive(entry, host)));
+  }
+}
+
+void shadowing(const fs::path& file, const DependencyTree& tree, const CheckOptions& o, const AddFinding& add) {
+  if (o.env.ld_library_path.empty()) return;
+  SearchEnvironment without = o.env;
+  without.ld_library_path.clear();
+  auto plain = resolve_tree(file, without);
+  if (!plain) return;
+  // Compare by (requester, name): what LD_LIBRARY_PATH chose against what the runpath would have.
+  std::map<std::pair<std::string, std::string>, std::string> runpath_choice;
+  for (const auto& e : plain->edges)
+    if (e.resolution.path && (e.resolution.via == FoundVia::Runpath || e.resolution.via == FoundVia::Rpath))
+      runpath_choice[{plain->objects[e.from].path, e.resolution.name}] = *e.resolution.path;
+  for (const auto& e : tree.edges) {
+    if (!e.resolution.path || e.resolution.via != FoundVia::LdLibraryPath) continue;
+    auto it = runpath_choice.find({tree.objects[e.from].path, e.resolution.name});
+    if (it == runpath_choice.end() || it->second == *e.resolution.path) continue;
+    add("ld-library-path-shadowing",
+        fmt::format("{} for {}: LD_LIBRARY_PATH gives {}, the runpath would give {}{}", e.resolution.name,
+                    tree.objects[e.from].path, *e.resolution.path, it->second,
+                    e.resolution.name.rfind("libcuda.so", 0) == 0 ? " (a cuda_compat or driver choice is overridden)" : ""));
+  }
+}
+
+}  // namespace runpatch::check_rules_nix
