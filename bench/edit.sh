@@ -26,9 +26,12 @@ measure() {
   printf '%d.%03d %s\n' $((best / 1000)) $((best % 1000)) "$rss"
 }
 
-read -r ours ours_rss < <(measure "$runpatch" set --runpath "$runpath")
+read -r inplace inplace_rss < <(measure "$runpatch" set --in-place --runpath "$runpath")
+read -r atomic atomic_rss < <(measure "$runpatch" set --runpath "$runpath")
 read -r theirs theirs_rss < <(measure patchelf --set-rpath "$runpath")
 echo "file: $lib ($(stat -c %s "$lib") bytes)"
-echo "runpatch set --runpath:   ${ours} ms, peak RSS ${ours_rss} KB"
-echo "patchelf --set-rpath:     ${theirs} ms, peak RSS ${theirs_rss} KB"
-echo "ratio: $(ratio "$theirs" "$ours")x faster, $(ratio "$theirs_rss" "$ours_rss")x less memory"
+echo "runpatch set --in-place --runpath:  ${inplace} ms, peak RSS ${inplace_rss} KB"
+echo "runpatch set --runpath (atomic):    ${atomic} ms, peak RSS ${atomic_rss} KB"
+echo "patchelf --set-rpath:               ${theirs} ms, peak RSS ${theirs_rss} KB"
+echo "ratio --in-place: $(ratio "$theirs" "$inplace")x faster, $(ratio "$theirs_rss" "$inplace_rss")x less memory"
+echo "ratio atomic:     $(ratio "$theirs" "$atomic")x faster, $(ratio "$theirs_rss" "$atomic_rss")x less memory"

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "policy/check_nix_rules.hpp"
+#include "resolving/path_text.hpp"
 #include "runpatch/check.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/policy.hpp"
@@ -37,13 +38,6 @@ bool uses_libcuda(const ElfInfo& info) {
   return false;
 }
 
-std::string expand_origin(const std::string& entry, const std::string& file) {
-  std::string dir = fs::path(file).parent_path().string();
-  std::string out = entry;
-  for (const char* token : {"${ORIGIN}", "$ORIGIN"})
-    for (size_t at; (at = out.find(token)) != std::string::npos;) out.replace(at, std::strlen(token), dir);
-  return out;
-}
 
 class Checker {
  public:
@@ -101,7 +95,7 @@ class Checker {
         if (!prefix.empty() && e.rfind(prefix, 0) == 0)
           add("forbidden-prefix", fmt::format("'{}' is under the forbidden prefix '{}'", e, prefix));
       if (is_driver) continue;  // the driver directory exists on the target machine, not here
-      std::string dir = expand_origin(e, file_);
+      std::string dir = expand_origin(e, dirname_of(file_));
       fs::path host = o_.env.root == "/" ? fs::path(dir) : o_.env.root / fs::path(dir).relative_path();
       struct stat st {};
       if (::stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "policy/nix_paths.hpp"
+#include "resolving/path_text.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/policy.hpp"
@@ -16,11 +17,6 @@ namespace runpatch::check_rules_nix {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string dirname_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
 
 // "libcublas.so.13.0.2" -> {"libcublas", "13"}; nullopt for unversioned names.
 std::optional<std::pair<std::string, std::string>> soname_major(const std::string& name) {
@@ -155,9 +151,7 @@ void unused_entries(const fs::path& file, const DependencyTree& given, const Che
     if (entry.empty() || std::find(o.driver_dirs.begin(), o.driver_dirs.end(), entry) != o.driver_dirs.end() ||
         looks_like_compat_dir(entry))
       continue;
-    std::string dir = entry;
-    for (const char* token : {"${ORIGIN}", "$ORIGIN"})
-      for (size_t at; (at = dir.find(token)) != std::string::npos;) dir.replace(at, std::string_view(token).size(), origin);
+    std::string dir = expand_origin(entry, origin);
     if (dir.find('$') != std::string::npos) continue;  // $LIB/$PLATFORM: cannot tell
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (used.count(dir)) continue;

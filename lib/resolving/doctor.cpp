@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "resolving/machine_defaults.hpp"
+#include "resolving/path_text.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/ld_so_cache.hpp"
@@ -40,11 +41,6 @@ std::optional<std::string> find_version(const std::string& text) {
   return std::nullopt;
 }
 
-std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-std::string dirname_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
 
 // Forward compatibility: does the GPU class take a newer user-space driver?
 // Only GeForce/TITAN boards are known to refuse it (NVIDIA's compatibility guide).
@@ -159,10 +155,7 @@ std::vector<LibcudaCandidate> all_candidates(const DoctorContext& ctx, const Dep
   const ElfIdentity& want = tree.objects[0].info->identity;
   std::vector<std::pair<std::string, std::string>> paths;  // path, rule
   auto in_dir = [&](const std::string& dir, const std::string& rule) {
-    std::string expanded = dir;
-    for (const char* token : {"${ORIGIN}", "$ORIGIN"})
-      for (size_t at; (at = expanded.find(token)) != std::string::npos;)
-        expanded.replace(at, std::string_view(token).size(), dirname_of(req.path));
+    std::string expanded = expand_origin(dir, dirname_of(req.path));
     if (expanded.find('$') != std::string::npos) return;
     paths.emplace_back((expanded.empty() ? "." : expanded) + "/" + std::string(kLibcuda), rule);
   };

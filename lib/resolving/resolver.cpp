@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "resolving/machine_defaults.hpp"
+#include "resolving/path_text.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/ld_so_cache.hpp"
 #include "runpatch/resolve.hpp"
@@ -59,11 +60,6 @@ bool compatible(const ElfIdentity& want, const ElfIdentity& have) {
          (have.osabi == want.osabi || (gnu_or_sysv(have.osabi) && gnu_or_sysv(want.osabi)));
 }
 
-std::string dirname_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 }  // namespace
 

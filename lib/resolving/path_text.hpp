@@ -1,0 +1,25 @@
+// Path arithmetic on loader-view strings (no file system access, no
+// std::filesystem splitting): shared by the resolver, doctor and check.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace runpatch {
+
+inline std::string dirname_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+inline std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// $ORIGIN and ${ORIGIN} replaced by origin_dir (other tokens are left as they are).
+inline std::string expand_origin(std::string entry, const std::string& origin_dir) {
+  for (std::string_view token : {std::string_view("${ORIGIN}"), std::string_view("$ORIGIN")})
+    for (size_t at; (at = entry.find(token)) != std::string::npos;) entry.replace(at, token.size(), origin_dir);
+  return entry;
+}
+
+}  // namespace runpatch
