@@ -18,6 +18,8 @@ addDriverRunpath() {
     esac
   done
   [ $# -gt 0 ] || return 0
-  "${RUNPATCH:-runpatch}" driver ${forceRpath:+--force-rpath} --driver-dir "${driverLink:-/run/opengl-driver}/lib" \
+  # --in-place: a failed build discards its outputs, so the atomic copy would
+  # buy nothing here and cost a copy of every (300 MB) library.
+  "${RUNPATCH:-runpatch}" driver --in-place ${forceRpath:+--force-rpath} --driver-dir "${driverLink:-/run/opengl-driver}/lib" \
     ${NIX_BUILD_TOP:+--forbid "$NIX_BUILD_TOP/"} -- "$@"
 }

@@ -11,7 +11,8 @@ echo "Sourcing auto-add-cuda-compat-runpath-hook"
 
 addCudaCompatRunpath() {
   [ $# -gt 0 ] || return 0
-  "${RUNPATCH:-runpatch}" compat --libcuda "${cudaCompatLibcudaDir:-@libcudaPath@}" \
+  # --in-place: as in add-driver-runpath.sh, a failed build discards its outputs.
+  "${RUNPATCH:-runpatch}" compat --in-place --libcuda "${cudaCompatLibcudaDir:-@libcudaPath@}" \
     --driver-dir "${driverLink:-/run/opengl-driver}/lib" \
     ${NIX_BUILD_TOP:+--forbid "$NIX_BUILD_TOP/"} -- "$@"
 }
