@@ -53,4 +53,10 @@ struct CheckReport {
 
 CheckReport check_paths(const std::vector<std::filesystem::path>& paths, const CheckOptions& options);
 
+// The findings about a resolved tree as a whole (cuda-version-mix,
+// ld-library-path-shadowing, runtime-stub of what it loads), for `tree` and
+// `why` to show under the tree they describe.
+std::vector<Finding> tree_findings(const std::filesystem::path& file, const DependencyTree& tree,
+                                   const SearchEnvironment& env);
+
 }  // namespace runpatch

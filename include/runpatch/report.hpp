@@ -34,6 +34,9 @@ nlohmann::json resolution_json(const Resolution& resolution);
 namespace runpatch {
 
 std::string format_check_text(const CheckReport& report, bool color);
+// Findings under a tree or a why: "  RULE: message" lines, or nothing.
+std::string format_findings(const std::vector<Finding>& findings);
+nlohmann::json findings_json(const std::vector<Finding>& findings);
 nlohmann::json check_json(const CheckReport& report);
 // JUnit XML: one testcase per file, failing when it has findings at or above fail_on.
 std::string check_junit(const CheckReport& report, Severity fail_on);

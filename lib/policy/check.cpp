@@ -199,4 +199,35 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
   return report;
 }
 
+namespace {
+fs::path host_path_of(const SearchEnvironment& env, const std::string& path) {
+  return env.root == "/" || env.root.empty() ? fs::path(path) : env.root / fs::path(path).relative_path();
+}
+}  // namespace
+
+std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& tree, const SearchEnvironment& env) {
+  CheckOptions options;
+  options.env = env;
+  std::vector<Finding> out;
+  auto add = [&](const char* rule, std::string message) {
+    Severity severity = Severity::Error;
+    for (const auto& r : check_rules())
+      if (std::string_view(r.id) == rule) severity = r.severity;
+    out.push_back({rule, severity, file.string(), std::move(message)});
+  };
+  check_rules_nix::version_mix(tree, add);
+  check_rules_nix::shadowing(file, tree, options, add);
+  // A stub libcuda actually loaded (not just reachable): the strongest form of runtime-stub.
+  auto stub = [&](const std::string& path, const ElfInfo& info) {
+    if (is_stub_libcuda(info))
+      add("runtime-stub", fmt::format("loads {}, the toolkit's stub ({} bytes of code): every CUDA call fails", path,
+                                      info.code_size));
+  };
+  for (const auto& o : tree.objects) stub(o.path, *o.info);
+  for (const auto& e : tree.edges)  // a dlopen'ed libcuda is not among the loaded objects
+    if (e.dlopen && e.resolution.path && !e.to)
+      if (auto info = read_elf_info(host_path_of(env, *e.resolution.path))) stub(*e.resolution.path, *info);
+  return out;
+}
+
 }  // namespace runpatch

@@ -109,4 +109,17 @@ nlohmann::json check_sarif(const CheckReport& report, const std::string& version
                      {"results", results}}}}};
 }
 
+std::string format_findings(const std::vector<Finding>& findings) {
+  std::string out;
+  for (const auto& f : findings) out += fmt::format("{} {}: {}\n", severity_name(f.severity), f.rule, f.message);
+  return out;
+}
+
+nlohmann::json findings_json(const std::vector<Finding>& findings) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : findings)
+    out.push_back({{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"message", f.message}});
+  return out;
+}
+
 }  // namespace runpatch

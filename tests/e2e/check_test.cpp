@@ -146,6 +146,11 @@ TEST_F(Check, CudaVersionMix) {
   EXPECT_NE(mix->message.find("libcublas.so.12"), std::string::npos) << mix->message;
   EXPECT_NE(mix->message.find("libcublas.so.13"), std::string::npos) << mix->message;
   EXPECT_NE(mix->message.find("runpath entry " + v13), std::string::npos) << mix->message;
+  // tree and why show it under the tree they describe.
+  auto tree = test::run_command({RUNPATCH_CLI, "tree", "--ignore-environment", user.string()});
+  EXPECT_NE(tree.output.find("error cuda-version-mix: loads libcublas.so.12"), std::string::npos) << tree.output;
+  auto why = test::run_command({RUNPATCH_CLI, "why", "--ignore-environment", "libcublas.so.13", user.string()});
+  EXPECT_NE(why.output.find("cuda-version-mix"), std::string::npos) << why.output;
   // One major only: nothing to report.
   fs::path single = file("lib/libgreet.so", "single.so", v13);
   EditRequest one;
@@ -196,7 +201,10 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
   fs::create_directories(llp_dir);
   fs::copy_file(host_.dir / "lib/libgreet.so", fs::path(llp_dir) / "libgreet.so");
   options_.env.ld_library_path = {llp_dir};
-  EXPECT_EQ(rules_for(file("prog-pie", "prog-shadowed", used)), std::set<std::string>{"ld-library-path-shadowing"});
+  fs::path shadowed = file("prog-pie", "prog-shadowed", used);
+  EXPECT_EQ(rules_for(shadowed), std::set<std::string>{"ld-library-path-shadowing"});
+  auto tree = test::run_command({RUNPATCH_CLI, "tree", "--ld-library-path", llp_dir, shadowed.string()});
+  EXPECT_NE(tree.output.find("ld-library-path-shadowing: libgreet.so"), std::string::npos) << tree.output;
   options_.env.ld_library_path = {(root_ / "ok").string()};
   fs::create_directories(root_ / "ok");
   EXPECT_EQ(rules_for(file("prog-pie", "prog-not-shadowed", used)), std::set<std::string>{});

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "command.hpp"
+#include "runpatch/check.hpp"
 #include "runpatch/report.hpp"
 #include "search_options.hpp"
 
@@ -23,9 +24,9 @@ Command add_tree_command(CLI::App& root) {
   app->add_flag("--json", o->json, "Print JSON");
   o->search.add_to(app);
   return {app, [o] {
-            SearchEnvironment env = o->search.environment();
-            env.record_attempts = o->json;  // the text tree shows no attempts
-            ResolutionSession session(std::move(env));
+            SearchEnvironment session_env = o->search.environment();
+            session_env.record_attempts = o->json;  // the text tree shows no attempts
+            ResolutionSession session(session_env);
             int status = kExitOk;
             nlohmann::json all = nlohmann::json::array();
             for (const auto& file : o->files) {
@@ -36,8 +37,14 @@ Command add_tree_command(CLI::App& root) {
                 continue;
               }
               if (!tree->all_found()) status = kExitProblem;
-              if (o->json) all.push_back(tree_json(*tree));
-              else fmt::print("{}", format_tree(*tree, stdout_wants_color()));
+              auto findings = tree_findings(file, *tree, session_env);
+              if (o->json) {
+                auto json = tree_json(*tree);
+                json["findings"] = findings_json(findings);
+                all.push_back(std::move(json));
+              } else {
+                fmt::print("{}{}", format_tree(*tree, stdout_wants_color()), format_findings(findings));
+              }
             }
             if (o->json) fmt::print("{}\n", all.dump(2));
             return status;

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "runpatch/check.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/report.hpp"
 #include "search_options.hpp"
@@ -22,7 +23,8 @@ Command add_why_command(CLI::App& root) {
   app->add_flag("--json", o->json, "Print JSON");
   o->search.add_to(app);
   return {app, [o] {
-            auto tree = resolve_tree(o->file, o->search.environment());
+            SearchEnvironment env = o->search.environment();
+            auto tree = resolve_tree(o->file, env);
             if (!tree) {
               fmt::print(stderr, "runpatch: {}\n", tree.error().message());
               return kExitProblem;
@@ -50,8 +52,13 @@ Command add_why_command(CLI::App& root) {
               else fmt::print("  => not found\n");
               for (const auto& s : suggestions) fmt::print("  fix: {}\n", s.advice);
             }
+            // Findings about the whole tree that concern this library (a version mix, shadowing, a stub).
+            std::vector<Finding> related;
+            for (auto& f : tree_findings(o->file, *tree, env))
+              if (f.message.find(o->library) != std::string::npos) related.push_back(std::move(f));
             if (o->json) fmt::print("{}\n", report.dump(2));
             else if (!any) fmt::print("{} does not need {} (directly or through its dependencies)\n", o->file, o->library);
+            if (!o->json) fmt::print("{}", format_findings(related));
             return any && !missing ? kExitOk : kExitProblem;
           }};
 }
