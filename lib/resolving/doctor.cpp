@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
-#include <regex>
 #include <string_view>
 
 #include "resolving/machine_defaults.hpp"
@@ -33,11 +32,34 @@ std::string read_small_file(const fs::path& path) {
   return text.substr(0, 1 << 16);
 }
 
-// The first dotted driver version in text ("580.159.04", "580.95.05", "535.104").
+// "580.159.04", "535.104": 3-4 digits, then one or two groups of 1-3 digits.
+bool is_driver_version(std::string_view v) {
+  size_t groups = 0, start = 0;
+  for (size_t i = 0; i <= v.size(); ++i) {
+    if (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) continue;
+    if (i < v.size() && v[i] != '.') return false;
+    size_t len = i - start;
+    if (groups == 0 ? (len < 3 || len > 4) : (len < 1 || len > 3)) return false;
+    ++groups;
+    start = i + 1;
+  }
+  return groups == 2 || groups == 3;
+}
+
+// The first dotted driver version in text (hand-parsed: std::regex is heavy and trips GCC's warnings).
 std::optional<std::string> find_version(const std::string& text) {
-  static const std::regex version(R"((^|[^0-9.])([0-9]{3,4}\.[0-9]{1,3}(\.[0-9]{1,3})?)([^0-9.]|$))");
-  std::smatch m;
-  if (std::regex_search(text, m, version)) return m[2].str();
+  for (size_t i = 0; i < text.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+    std::string_view token(text.data() + i, end - i);
+    while (!token.empty() && token.back() == '.') token.remove_suffix(1);
+    if (is_driver_version(token)) return std::string(token);
+    i = end;
+  }
   return std::nullopt;
 }
 
@@ -134,9 +156,9 @@ LibcudaCandidate describe(const DoctorContext& ctx, const std::string& path, std
   fs::path real = fs::canonical(ctx.host_path(path), ec);
   std::string name = ec ? basename_of(path) : real.filename().string();
   // The driver installs libcuda.so.<version>; libcuda.so.1 links to it.
-  static const std::regex versioned(R"(libcuda\.so\.([0-9]+\.[0-9]+(\.[0-9]+)?))");
-  std::smatch m;
-  if (std::regex_match(name, m, versioned)) c.version = m[1].str();
+  constexpr std::string_view kPrefix = "libcuda.so.";
+  if (name.rfind(kPrefix, 0) == 0 && is_driver_version(std::string_view(name).substr(kPrefix.size())))
+    c.version = name.substr(kPrefix.size());
   std::string dir = dirname_of(path);
   c.compat = basename_of(dir) == "compat" || looks_like_compat_dir(dir);
   c.stub = is_stub_library(path);
