@@ -32,6 +32,9 @@ struct SearchEnvironment {
   // Keep every path tried in Resolution::attempts (for `why` and JSON); a
   // plain tree turns it off and spares an allocation per probe.
   bool record_attempts = true;
+  // Go on searching after the first hit, recording each further one as an
+  // attempt "also found": what the first hit shadows (runpatch doctor).
+  bool every_candidate = false;
 
   // The running system: its loader's settings (asked lazily, see ask_host_loader)
   // and, if asked for, LD_LIBRARY_PATH from the environment.
@@ -55,7 +58,7 @@ std::string found_via_name(FoundVia via);
 
 struct SearchAttempt {
   std::string path;     // as the loader would open it
-  std::string outcome;  // "found", "no such file", "wrong class or machine: ...", "not ELF: ..."
+  std::string outcome;  // "found", "also found" (SearchEnvironment::every_candidate), "no such file", "wrong class or machine: ...", ...
   std::string rule;     // e.g. "runpath of /usr/bin/foo"
 };
 

@@ -3,18 +3,14 @@
 #include "runpatch/doctor.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <string_view>
 
-#include "resolving/machine_defaults.hpp"
 #include "resolving/path_text.hpp"
 #include "runpatch/diagnose.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/ld_so_cache.hpp"
 #include "runpatch/mapped_file.hpp"
 #include "runpatch/policy.hpp"
 
@@ -165,43 +161,26 @@ LibcudaCandidate describe(const DoctorContext& ctx, const std::string& path, std
   return c;
 }
 
-bool usable_file(const DoctorContext& ctx, const std::string& path, const ElfIdentity& want) {
-  auto info = read_elf_info(fs::path(ctx.host_path(path)));
-  return info && info->identity.elf_class == want.elf_class && info->identity.machine == want.machine;
-}
-
-// Every libcuda.so.1 the loader's search order passes, for the object
-// `requester` of tree, in that order: the chosen one first, then the shadowed.
-std::vector<LibcudaCandidate> all_candidates(const DoctorContext& ctx, const DependencyTree& tree, size_t requester) {
-  const LoadedObject& req = tree.objects[requester];
-  const ElfIdentity& want = tree.objects[0].info->identity;
-  std::vector<std::pair<std::string, std::string>> paths;  // path, rule
-  auto in_dir = [&](const std::string& dir, const std::string& rule) {
-    std::string expanded = expand_origin(dir, dirname_of(req.path));
-    if (expanded.find('$') != std::string::npos) return;
-    paths.emplace_back((expanded.empty() ? "." : expanded) + "/" + std::string(kLibcuda), rule);
-  };
-  if (!req.info->runpath && req.info->rpath)
-    for (const auto& e : split_runpath(*req.info->rpath)) in_dir(e, "rpath of " + req.path);
-  for (const auto& e : ctx.options.env.ld_library_path) in_dir(e, "LD_LIBRARY_PATH");
-  if (req.info->runpath)
-    for (const auto& e : split_runpath(*req.info->runpath)) in_dir(e, "runpath of " + req.path);
-  fs::path cache_path = ctx.options.env.ld_so_cache.value_or(fs::path(ctx.host_path("/etc/ld.so.cache")));
-  if (auto cache = LdSoCache::open(cache_path))
-    for (const auto& entry : cache->lookup(kLibcuda)) paths.emplace_back(entry.path, "ld.so.cache");
-  for (const auto& dir : ctx.options.env.default_dirs.value_or(machine_defaults(want).default_dirs))
-    in_dir(dir, "default path");
-
-  std::vector<LibcudaCandidate> out;
-  std::vector<std::string> seen;  // real files: a library reached twice is one candidate
-  for (const auto& [path, rule] : paths) {
+// The chosen libcuda and what it shadows, from a resolution made with
+// SearchEnvironment::every_candidate: the loader's own search order, hwcaps
+// and rpath chains included. A file reached twice is one candidate.
+void fill_candidates(const DoctorContext& ctx, const Resolution& r, LibcudaLoad& load) {
+  if (!r.path) return;
+  std::vector<std::string> seen;
+  auto first_time = [&](const std::string& path) {
     std::error_code ec;
     std::string real = fs::canonical(ctx.host_path(path), ec).string();
-    if (ec || std::find(seen.begin(), seen.end(), real) != seen.end() || !usable_file(ctx, path, want)) continue;
+    if (std::find(seen.begin(), seen.end(), real) != seen.end()) return false;
     seen.push_back(real);
-    out.push_back(describe(ctx, path, rule));
-  }
-  return out;
+    return true;
+  };
+  std::string chosen_rule = found_via_name(r.via);  // e.g. "already loaded": no attempts were made
+  for (const auto& a : r.attempts)
+    if (a.outcome == "found") chosen_rule = a.rule;
+  first_time(*r.path);
+  load.chosen = describe(ctx, *r.path, chosen_rule);
+  for (const auto& a : r.attempts)
+    if (a.outcome == "also found" && first_time(a.path)) load.shadowed.push_back(describe(ctx, a.path, a.rule));
 }
 
 void judge(const DoctorContext& ctx, LibcudaLoad& load) {
@@ -274,8 +253,19 @@ bool mentions_libcuda(const fs::path& file) {
 
 }  // namespace
 
+namespace {
+// The doctor's search: every attempt recorded, and past the first hit, so that shadowed copies show.
+SearchEnvironment searching_every_candidate(SearchEnvironment env) {
+  env.record_attempts = true;
+  env.every_candidate = true;
+  return env;
+}
+}  // namespace
+
 Doctor::Doctor(DoctorOptions options)
-    : options_(std::move(options)), driver_(read_driver_facts(options_.proc_root)), session_(options_.env) {}
+    : options_(std::move(options)),
+      driver_(read_driver_facts(options_.proc_root)),
+      session_(searching_every_candidate(options_.env)) {}
 
 Doctor::~Doctor() = default;
 
@@ -288,19 +278,7 @@ Expected<DoctorReport> Doctor::diagnose(const fs::path& file) {
     LibcudaLoad load;
     load.loader = tree.objects[requester].path;
     load.how = std::move(how);
-    auto candidates = all_candidates(ctx, tree, requester);
-    if (r.path) {
-      std::error_code ec;
-      std::string chosen_real = fs::canonical(ctx.host_path(*r.path), ec).string();
-      std::string rule = r.via == FoundVia::Runpath || r.via == FoundVia::Rpath
-                             ? found_via_name(r.via) + " of " + r.via_object
-                             : found_via_name(r.via);
-      load.chosen = describe(ctx, *r.path, rule);
-      for (auto& c : candidates)
-        if (fs::canonical(ctx.host_path(c.path), ec).string() != chosen_real) load.shadowed.push_back(std::move(c));
-    } else {
-      load.shadowed = std::move(candidates);  // cannot happen unless the search is stricter than ours
-    }
+    fill_candidates(ctx, r, load);
     judge(ctx, load);
     report.loads.push_back(std::move(load));
   };

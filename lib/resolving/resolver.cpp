@@ -97,11 +97,13 @@ struct ResolutionSession::State {
 
 namespace {
 
-// Which rule a probe belongs to; formatted only when attempts are recorded,
-// because most callers (a plain `tree`) never show them.
+// Which rule a probe belongs to, and what a hit through it is recorded as;
+// the text is formatted only when attempts are recorded, because most
+// callers (a plain `tree`) never show them.
 struct Rule {
   const char* label;
-  const std::string* object = nullptr;
+  FoundVia via;
+  const std::string* object = nullptr;  // whose rpath/runpath
   std::string text() const { return object ? std::string(label) + " " + *object : std::string(label); }
 };
 
@@ -153,13 +155,11 @@ class Resolver {
         r.via_object = tree.objects[i].path;
         return r;
       }
+    // Each search returns true once the name is found, unless every
+    // candidate is wanted (then it goes on and only the first hit counts).
     if (name.find('/') != std::string::npos) {
-      for (const auto& path : expand(name, req)) {
-        if (probe(path, Rule{"path in DT_NEEDED"}, r)) {
-          r.via = FoundVia::DirectPath;
-          return r;
-        }
-      }
+      for (const auto& path : expand(name, req))
+        if (probe(path, Rule{"path in DT_NEEDED", FoundVia::DirectPath}, r)) return r;
       return r;
     }
     if (!req.info->runpath) {
@@ -170,22 +170,15 @@ class Resolver {
       }
       if (!visited[0] && search_rpath_of(tree, 0, name, r)) return r;
     }
-    if (search(env_.ld_library_path, tree.objects[0], name, Rule{"LD_LIBRARY_PATH"}, r)) {
-      r.via = FoundVia::LdLibraryPath;
+    if (search(env_.ld_library_path, tree.objects[0], name, Rule{"LD_LIBRARY_PATH", FoundVia::LdLibraryPath}, r))
       return r;
-    }
-    if (req.info->runpath && search(split_runpath(*req.info->runpath), req, name, Rule{"runpath of", &req.path}, r)) {
-      r.via = FoundVia::Runpath;
-      r.via_object = req.path;
+    if (req.info->runpath &&
+        search(split_runpath(*req.info->runpath), req, name, Rule{"runpath of", FoundVia::Runpath, &req.path}, r))
       return r;
-    }
     if (req.info->nodeflib()) return r;
-    if (search_cache(name, r)) {
-      r.via = FoundVia::LdSoCache;
-      return r;
-    }
+    if (search_cache(name, r)) return r;
     need_loader_facts();
-    if (search(default_dirs_, req, name, Rule{"default path"}, r)) r.via = FoundVia::DefaultDirs;
+    search(default_dirs_, req, name, Rule{"default path", FoundVia::DefaultDirs}, r);
     return r;
   }
 
@@ -253,10 +246,7 @@ class Resolver {
   bool search_rpath_of(const DependencyTree& tree, size_t object, const std::string& name, Resolution& r) {
     const auto& o = tree.objects[object];
     if (!o.info->rpath || o.info->runpath) return false;  // DT_RUNPATH present: DT_RPATH is ignored
-    if (!search(split_runpath(*o.info->rpath), o, name, Rule{"rpath of", &o.path}, r)) return false;
-    r.via = FoundVia::Rpath;
-    r.via_object = o.path;
-    return true;
+    return search(split_runpath(*o.info->rpath), o, name, Rule{"rpath of", FoundVia::Rpath, &o.path}, r);
   }
 
   bool search(const std::vector<std::string>& entries, const LoadedObject& owner, const std::string& name,
@@ -287,11 +277,11 @@ class Resolver {
     }
     if (state_.cache) {
       for (const auto& entry : state_.cache->lookup(name))  // the cache's own order decides
-        if (probe(entry.path, Rule{"ld.so.cache"}, r)) return true;
+        if (probe(entry.path, Rule{"ld.so.cache", FoundVia::LdSoCache}, r)) return true;
       return false;
     }
     for (const auto& dir : state_.conf_dirs)
-      if (probe(dir + "/" + name, Rule{"ld.so.conf"}, r)) return true;
+      if (probe(dir + "/" + name, Rule{"ld.so.conf", FoundVia::LdSoCache}, r)) return true;
     return false;
   }
 
@@ -316,9 +306,15 @@ class Resolver {
               machine_name(info->identity.machine));
       return false;
     }
+    if (r.path) {  // only when every candidate is wanted: the first hit stays the result
+      attempt("also found");
+      return false;
+    }
     attempt("found");
     r.path = path;
-    return true;
+    r.via = rule.via;
+    if (rule.object) r.via_object = *rule.object;
+    return !env_.every_candidate;
   }
 
   // Dynamic string tokens; an entry with $ORIGIN of an object without a known directory is dropped.

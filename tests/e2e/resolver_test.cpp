@@ -246,6 +246,31 @@ TEST_F(ResolverTree, CacheGeneratedByLdconfigInAForeignRoot) {
   EXPECT_EQ(edge(*tree, "libgreet.so")->resolution.path, std::optional<std::string>("/opt/vendor/lib/libgreet.so"));
 }
 
+TEST_F(ResolverTree, EveryCandidateKeepsTheFirstHitAndRecordsTheShadowed) {
+  fs::path prog = copy(host_.dir / "prog-norunpath", dir_ / "prog");
+  copy(host_.dir / "lib/libgreet.so", dir_ / "first/libgreet.so");
+  copy(host_.dir / "lib/libgreet.so", dir_ / "second/libgreet.so");
+  set_runpath(prog, (dir_ / "first").string() + ":" + (dir_ / "second").string());
+  SearchEnvironment e;
+  e.every_candidate = true;
+  auto tree = resolve_tree(prog, e);
+  ASSERT_TRUE(tree) << tree.error().message();
+  const auto* greet = edge(*tree, "libgreet.so");
+  ASSERT_TRUE(greet && greet->resolution.path);
+  EXPECT_EQ(*greet->resolution.path, (dir_ / "first/libgreet.so").string());
+  EXPECT_EQ(greet->resolution.via, FoundVia::Runpath);
+  std::vector<std::string> hits;
+  for (const auto& a : greet->resolution.attempts)
+    if (a.outcome == "found" || a.outcome == "also found") hits.push_back(a.outcome + " " + a.path);
+  ASSERT_GE(hits.size(), 2u);
+  EXPECT_EQ(hits[0], "found " + (dir_ / "first/libgreet.so").string());
+  EXPECT_EQ(hits[1], "also found " + (dir_ / "second/libgreet.so").string());
+  // The default search stops at the first hit, as ld.so does.
+  auto plain = resolve_tree(prog, SearchEnvironment{});
+  ASSERT_TRUE(plain);
+  for (const auto& a : edge(*plain, "libgreet.so")->resolution.attempts) EXPECT_NE(a.outcome, "also found");
+}
+
 TEST_F(ResolverTree, ForeignRootUsesThatMachinesDefaultDirs) {
   if (!foreign_) GTEST_SKIP() << "no aarch64 fixtures (cross compiler missing)";
   fs::path root = dir_ / "jetson";
