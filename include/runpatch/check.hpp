@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runpatch/resolve.hpp"
@@ -24,6 +25,8 @@ struct RuleInfo {
 };
 // Every rule check knows, in report order.
 const std::vector<RuleInfo>& check_rules();
+// The severity a rule reports with (error for an unknown id).
+Severity rule_severity(std::string_view id);
 
 struct Finding {
   std::string rule;

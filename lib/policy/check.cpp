@@ -55,11 +55,7 @@ class Checker {
  private:
   void add(const char* rule, std::string message, std::optional<Severity> severity = std::nullopt) {
     if (o_.disabled.count(rule)) return;
-    Severity s = severity.value_or(Severity::Error);
-    if (!severity)
-      for (const auto& r : check_rules())
-        if (std::string_view(r.id) == rule) s = r.severity;
-    out_->push_back({rule, s, file_, std::move(message)});
+    out_->push_back({rule, severity.value_or(rule_severity(rule)), file_, std::move(message)});
   }
 
   check_rules_nix::AddFinding adder() {
@@ -96,7 +92,7 @@ class Checker {
           add("forbidden-prefix", fmt::format("'{}' is under the forbidden prefix '{}'", e, prefix));
       if (is_driver) continue;  // the driver directory exists on the target machine, not here
       std::string dir = expand_origin(e, dirname_of(file_));
-      fs::path host = o_.env.root == "/" ? fs::path(dir) : o_.env.root / fs::path(dir).relative_path();
+      fs::path host = under_root(o_.env.root, dir);
       struct stat st {};
       if (::stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         add("missing-entry", fmt::format("'{}' does not exist", e));
@@ -124,8 +120,12 @@ class Checker {
       }
     }
     check_rules_nix::version_mix(*tree, adder());
-    check_rules_nix::unused_entries(path, *tree, o_, adder());
-    check_rules_nix::shadowing(path, *tree, o_, adder());
+    // What the runpath alone resolves: the checking shell's LD_LIBRARY_PATH
+    // must neither make entries look unused nor hide what it overrides.
+    auto runpath_tree = check_rules_nix::without_ld_library_path(path, o_.env);
+    const DependencyTree& by_runpath = runpath_tree ? *runpath_tree : *tree;
+    check_rules_nix::unused_entries(by_runpath, o_, adder());
+    check_rules_nix::shadowing(*tree, by_runpath, adder());
     if (uses_libcuda(info)) {
       auto entries = split_runpath(effective_runpath(info));
       bool has_driver = std::any_of(entries.begin(), entries.end(), [&](const std::string& e) {
@@ -199,24 +199,14 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
   return report;
 }
 
-namespace {
-fs::path host_path_of(const SearchEnvironment& env, const std::string& path) {
-  return env.root == "/" || env.root.empty() ? fs::path(path) : env.root / fs::path(path).relative_path();
-}
-}  // namespace
-
 std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& tree, const SearchEnvironment& env) {
-  CheckOptions options;
-  options.env = env;
   std::vector<Finding> out;
   auto add = [&](const char* rule, std::string message) {
-    Severity severity = Severity::Error;
-    for (const auto& r : check_rules())
-      if (std::string_view(r.id) == rule) severity = r.severity;
-    out.push_back({rule, severity, file.string(), std::move(message)});
+    out.push_back({rule, rule_severity(rule), file.string(), std::move(message)});
   };
   check_rules_nix::version_mix(tree, add);
-  check_rules_nix::shadowing(file, tree, options, add);
+  if (auto by_runpath = check_rules_nix::without_ld_library_path(file, env))
+    check_rules_nix::shadowing(tree, *by_runpath, add);
   // A stub libcuda actually loaded (not just reachable): the strongest form of runtime-stub.
   auto stub = [&](const std::string& path, const ElfInfo& info) {
     if (is_stub_libcuda(info))
@@ -226,7 +216,7 @@ std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& t
   for (const auto& o : tree.objects) stub(o.path, *o.info);
   for (const auto& e : tree.edges)  // a dlopen'ed libcuda is not among the loaded objects
     if (e.dlopen && e.resolution.path && !e.to)
-      if (auto info = read_elf_info(host_path_of(env, *e.resolution.path))) stub(*e.resolution.path, *info);
+      if (auto info = read_elf_info(under_root(env.root, *e.resolution.path))) stub(*e.resolution.path, *info);
   return out;
 }
 

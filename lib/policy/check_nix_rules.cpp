@@ -62,10 +62,6 @@ std::string kept_alive(const std::string& entry, const fs::path& host_dir) {
   return fmt::format("; it keeps {} alive ({})", measured.string(), bytes_text(*bytes));
 }
 
-fs::path host_path(const CheckOptions& o, const std::string& dir) {
-  return o.env.root == "/" || o.env.root.empty() ? fs::path(dir) : o.env.root / fs::path(dir).relative_path();
-}
-
 }  // namespace
 
 void version_mix(const DependencyTree& tree, const AddFinding& add) {
@@ -128,16 +124,17 @@ void entry_stub(const std::string& entry, const fs::path& host_dir, const AddFin
   }
 }
 
-void unused_entries(const fs::path& file, const DependencyTree& given, const CheckOptions& o, const AddFinding& add) {
-  if (given.objects.empty()) return;
-  // What the runpath itself resolves: LD_LIBRARY_PATH of the checking shell must not make entries look unused.
-  std::optional<DependencyTree> plain;
-  if (!o.env.ld_library_path.empty()) {
-    SearchEnvironment without = o.env;
-    without.ld_library_path.clear();
-    if (auto t = resolve_tree(file, without)) plain = std::move(*t);
-  }
-  const DependencyTree& tree = plain ? *plain : given;
+std::optional<DependencyTree> without_ld_library_path(const fs::path& file, const SearchEnvironment& env) {
+  if (env.ld_library_path.empty()) return std::nullopt;
+  SearchEnvironment without = env;
+  without.ld_library_path.clear();
+  auto tree = resolve_tree(file, without);
+  if (!tree) return std::nullopt;
+  return std::move(*tree);
+}
+
+void unused_entries(const DependencyTree& tree, const CheckOptions& o, const AddFinding& add) {
+  if (tree.objects.empty()) return;
   const LoadedObject& root = tree.objects[0];
   if (!root.info->runpath && !root.info->rpath) return;
   std::string runpath = root.info->runpath.value_or(root.info->rpath.value_or(""));
@@ -155,7 +152,7 @@ void unused_entries(const fs::path& file, const DependencyTree& given, const Che
     if (dir.find('$') != std::string::npos) continue;  // $LIB/$PLATFORM: cannot tell
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (used.count(dir)) continue;
-    fs::path host = host_path(o, dir);
+    fs::path host = under_root(o.env.root, dir);
     std::error_code ec;
     if (!fs::is_directory(host, ec)) continue;  // missing-entry reports those
     add("unused-entry", fmt::format("'{}' resolves none of the file's libraries (runpatch set --shrink would drop it){}",
@@ -163,17 +160,12 @@ void unused_entries(const fs::path& file, const DependencyTree& given, const Che
   }
 }
 
-void shadowing(const fs::path& file, const DependencyTree& tree, const CheckOptions& o, const AddFinding& add) {
-  if (o.env.ld_library_path.empty()) return;
-  SearchEnvironment without = o.env;
-  without.ld_library_path.clear();
-  auto plain = resolve_tree(file, without);
-  if (!plain) return;
+void shadowing(const DependencyTree& tree, const DependencyTree& by_runpath, const AddFinding& add) {
   // Compare by (requester, name): what LD_LIBRARY_PATH chose against what the runpath would have.
   std::map<std::pair<std::string, std::string>, std::string> runpath_choice;
-  for (const auto& e : plain->edges)
+  for (const auto& e : by_runpath.edges)
     if (e.resolution.path && (e.resolution.via == FoundVia::Runpath || e.resolution.via == FoundVia::Rpath))
-      runpath_choice[{plain->objects[e.from].path, e.resolution.name}] = *e.resolution.path;
+      runpath_choice[{by_runpath.objects[e.from].path, e.resolution.name}] = *e.resolution.path;
   for (const auto& e : tree.edges) {
     if (!e.resolution.path || e.resolution.via != FoundVia::LdLibraryPath) continue;
     auto it = runpath_choice.find({tree.objects[e.from].path, e.resolution.name});

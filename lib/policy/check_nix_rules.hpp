@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "runpatch/check.hpp"
@@ -23,12 +24,16 @@ void entry_bloat(const std::string& entry, const AddFinding& add);
 // runtime-stub: one existing runpath directory (host path) that is not a stubs directory.
 void entry_stub(const std::string& entry, const std::filesystem::path& host_dir, const AddFinding& add);
 
-// unused-entry: entries of the file's own runpath no resolution went through.
-void unused_entries(const std::filesystem::path& file, const DependencyTree& tree, const CheckOptions& options,
-                    const AddFinding& add);
+// The file's tree as its runpath alone resolves it: nullopt when env has no
+// LD_LIBRARY_PATH (the tree already is that) or the file cannot be resolved.
+std::optional<DependencyTree> without_ld_library_path(const std::filesystem::path& file, const SearchEnvironment& env);
 
-// ld-library-path-shadowing: what the runpath alone would have loaded, compared.
-void shadowing(const std::filesystem::path& file, const DependencyTree& tree, const CheckOptions& options,
-               const AddFinding& add);
+// unused-entry: entries of the file's own runpath that no resolution in
+// by_runpath (the tree without LD_LIBRARY_PATH) went through.
+void unused_entries(const DependencyTree& by_runpath, const CheckOptions& options, const AddFinding& add);
+
+// ld-library-path-shadowing: where tree (with LD_LIBRARY_PATH) loads another
+// file than by_runpath would have.
+void shadowing(const DependencyTree& tree, const DependencyTree& by_runpath, const AddFinding& add);
 
 }  // namespace runpatch::check_rules_nix

@@ -26,6 +26,12 @@ const std::vector<RuleInfo>& check_rules() {
   return rules;
 }
 
+Severity rule_severity(std::string_view id) {
+  for (const auto& r : check_rules())
+    if (id == r.id) return r.severity;
+  return Severity::Error;
+}
+
 std::string severity_name(Severity s) {
   switch (s) {
     case Severity::Info: return "info";

@@ -135,11 +135,7 @@ DriverFacts read_driver_facts(const fs::path& proc_root) {
 struct DoctorContext {
   const DoctorOptions& options;
   const DriverFacts& driver;
-  std::string host_path(const std::string& path) const {
-    std::string root = options.env.root.string();
-    while (!root.empty() && root.back() == '/') root.pop_back();
-    return path.starts_with("/") ? root + path : path;
-  }
+  std::string host_path(const std::string& path) const { return under_root(options.env.root, path).string(); }
 };
 
 namespace {

@@ -2,6 +2,7 @@
 // std::filesystem splitting): shared by the resolver, doctor and check.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,12 @@ inline std::string expand_origin(std::string entry, const std::string& origin_di
   for (std::string_view token : {std::string_view("${ORIGIN}"), std::string_view("$ORIGIN")})
     for (size_t at; (at = entry.find(token)) != std::string::npos;) entry.replace(at, token.size(), origin_dir);
   return entry;
+}
+
+// Where an absolute loader-view path lies on this host when resolving under root.
+inline std::filesystem::path under_root(const std::filesystem::path& root, const std::string& path) {
+  if (root.empty() || root == "/" || path.empty() || path[0] != '/') return path;
+  return root / std::filesystem::path(path).relative_path();
 }
 
 }  // namespace runpatch
