@@ -11,7 +11,6 @@
 
 namespace runpatch::cli {
 
-bool stdout_wants_color();
 
 Command add_check_command(CLI::App& root) {
   struct Options {

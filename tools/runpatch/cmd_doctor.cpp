@@ -1,9 +1,8 @@
 #include <fmt/core.h>
-#include <unistd.h>
 
-#include <cstdlib>
 
 #include "command.hpp"
+#include "console.hpp"
 #include "runpatch/report.hpp"
 #include "runpatch/scan.hpp"
 #include "search_options.hpp"
@@ -26,7 +25,7 @@ Command add_doctor_command(CLI::App& root) {
   o->search.add_to(app);
   return {app, [o] {
             Doctor doctor(DoctorOptions{o->search.environment(), o->proc_root});
-            bool color = ::isatty(1) && !std::getenv("NO_COLOR");
+            bool color = stdout_wants_color();
             int status = kExitOk;
             nlohmann::json files = nlohmann::json::array();
             if (!o->json) fmt::print("{}", format_driver_facts(doctor.driver()));

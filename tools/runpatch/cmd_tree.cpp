@@ -1,16 +1,13 @@
 #include <fmt/core.h>
-#include <unistd.h>
 
-#include <cstdlib>
 
 #include "command.hpp"
+#include "console.hpp"
 #include "runpatch/check.hpp"
 #include "runpatch/report.hpp"
 #include "search_options.hpp"
 
 namespace runpatch::cli {
-
-bool stdout_wants_color() { return ::isatty(1) && !std::getenv("NO_COLOR"); }
 
 Command add_tree_command(CLI::App& root) {
   struct Options {

@@ -5,7 +5,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 namespace runpatch::cli {
+
+bool stdout_wants_color() { return ::isatty(1) && !std::getenv("NO_COLOR"); }
 
 Verbosity& verbosity() {
   static Verbosity v;

@@ -15,6 +15,9 @@ struct Verbosity {
   bool verbose = false;  // -v: every file touched, and how
 };
 
+// Colours on stdout: only on a terminal, and never with NO_COLOR set.
+bool stdout_wants_color();
+
 // The process's verbosity, set by the flags below.
 Verbosity& verbosity();
 
