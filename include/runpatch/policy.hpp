@@ -70,7 +70,7 @@ struct ApplyOptions {
   bool dry_run = false;   // compute the outcome, write nothing
   unsigned threads = 0;   // 0: one per core
   bool in_place = false;  // EditOptions::in_place: speed instead of atomic replacement
-  std::function<void(size_t done, size_t total)> progress;  // called from worker threads, serialized
+  std::function<void(size_t done, size_t total)> progress;  // called from worker threads as files finish
 };
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
                                 const ApplyOptions& options = {});

@@ -1,4 +1,4 @@
-#include <mutex>
+#include <atomic>
 
 #include "runpatch/policy.hpp"
 #include "runpatch/runpath_ops.hpp"
@@ -16,18 +16,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
   EditOptions options;
   options.dry_run = apply.dry_run;
   options.in_place = apply.in_place;
-  std::mutex progress_lock;
-  size_t done = 0;
-  auto report_progress = [&] {
-    if (!apply.progress) return;
-    std::lock_guard<std::mutex> lock(progress_lock);
-    apply.progress(++done, listing.elf_files.size());
-  };
-  parallel_for(listing.elf_files.size(), apply.threads, [&](size_t i) {
-    struct Tick {
-      decltype(report_progress)& tick;
-      ~Tick() { tick(); }
-    } tick_when_done{report_progress};
+  auto apply_one = [&](size_t i) {
     auto& out = run.files[i];
     const auto& path = listing.elf_files[i];
     out.path = path.string();
@@ -51,6 +40,11 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
     out.new_runpath = apply_policy(policy, effective_runpath(outcome->before));
     out.status = outcome->strategy == EditStrategy::Unchanged ? PolicyFileOutcome::Status::Unchanged
                                                               : PolicyFileOutcome::Status::Edited;
+  };
+  std::atomic<size_t> done{0};
+  parallel_for(listing.elf_files.size(), apply.threads, [&](size_t i) {
+    apply_one(i);
+    if (apply.progress) apply.progress(done.fetch_add(1) + 1, listing.elf_files.size());
   });
   for (const auto& f : run.files) {
     switch (f.status) {
