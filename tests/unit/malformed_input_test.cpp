@@ -3,6 +3,7 @@
 
 #include "runpatch/elf_info.hpp"
 #include "runpatch/elf_types.hpp"
+#include "malformed_corpus.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {
@@ -24,7 +25,17 @@ SyntheticElf base_elf(bool is64 = true, bool big = false) {
 }
 
 // Offsets of ELF64 header fields.
-constexpr uint64_t kPhoff = 32, kShoff = 40, kPhentsize = 54, kPhnum = 56, kShentsize = 58, kShnum = 60;
+constexpr uint64_t kPhentsize = 54, kPhnum = 56, kShentsize = 58;
+
+// A case of the generated malformed corpus (tests/support/malformed_corpus.cpp),
+// which builds each corruption once for every class and byte order.
+std::vector<uint8_t> corpus_case(const std::string& name) {
+  static const auto corpus = test::malformed_corpus();
+  for (const auto& c : corpus)
+    if (c.name == name) return c.bytes;
+  ADD_FAILURE() << "no malformed corpus case " << name;
+  return {};
+}
 
 void expect_error(const std::vector<uint8_t>& bytes, const std::string& needle) {
   auto info = read_elf_info(bytes, "bad.so");
@@ -60,31 +71,17 @@ TEST(Malformed, TruncatedAnywhereNeverCrashes) {
 }
 
 TEST(Malformed, UnknownClassAndByteOrder) {
+  expect_error(corpus_case("64le-unknown-class"), "unknown ELF class 3");
   auto elf = base_elf();
-  elf.bytes[elf::EI_CLASS] = 3;
-  expect_error(elf.bytes, "unknown ELF class 3");
-  elf = base_elf();
   elf.bytes[elf::EI_DATA] = 0;
   expect_error(elf.bytes, "unknown ELF byte order");
 }
 
-TEST(Malformed, ProgramHeadersPastEof) {
-  auto elf = base_elf();
-  poke(elf.bytes, kPhoff, 8, false, elf.bytes.size() - 8);
-  expect_error(elf.bytes, "program header table");
-}
+TEST(Malformed, ProgramHeadersPastEof) { expect_error(corpus_case("64le-phdrs-past-eof"), "program header table"); }
 
-TEST(Malformed, HugeProgramHeaderCount) {
-  auto elf = base_elf();
-  poke(elf.bytes, kPhnum, 2, false, 0xfffe);
-  expect_error(elf.bytes, "extends past end of file");
-}
+TEST(Malformed, HugeProgramHeaderCount) { expect_error(corpus_case("64le-huge-phnum"), "extends past end of file"); }
 
-TEST(Malformed, OffsetOverflowIsCaught) {
-  auto elf = base_elf();
-  poke(elf.bytes, kPhoff, 8, false, ~uint64_t(0) - 10);
-  expect_error(elf.bytes, "program header table");
-}
+TEST(Malformed, OffsetOverflowIsCaught) { expect_error(corpus_case("64le-phoff-overflow"), "program header table"); }
 
 TEST(Malformed, WrongEntrySizes) {
   auto elf = base_elf();
@@ -96,12 +93,8 @@ TEST(Malformed, WrongEntrySizes) {
 }
 
 TEST(Malformed, SectionHeadersPastEof) {
-  auto elf = base_elf();
-  poke(elf.bytes, kShoff, 8, false, elf.bytes.size() + 100);
-  expect_error(elf.bytes, "section header table");
-  elf = base_elf();
-  poke(elf.bytes, kShnum, 2, false, 5000);
-  expect_error(elf.bytes, "section header table");
+  expect_error(corpus_case("64le-shdrs-past-eof"), "section header table");
+  expect_error(corpus_case("64le-huge-shnum"), "section header table");
 }
 
 TEST(Malformed, ExtendedProgramHeaderCount) {
@@ -114,8 +107,7 @@ TEST(Malformed, ExtendedProgramHeaderCount) {
   EXPECT_EQ(info->phnum, elf.layout.phnum);
   EXPECT_EQ(info->runpath, "/opt/lib");
   // ... and with a bogus count there.
-  poke(elf.bytes, elf.layout.shoff + 44, 4, false, 0x7fffffff);
-  expect_error(elf.bytes, "program header table");
+  expect_error(corpus_case("64le-pn-xnum-huge"), "program header table");
   // ... and without section headers at all.
   SyntheticSpec s;
   s.with_section_headers = false;
@@ -125,46 +117,25 @@ TEST(Malformed, ExtendedProgramHeaderCount) {
 }
 
 TEST(Malformed, StringTableOutsideEverySegment) {
-  auto elf = base_elf();
-  uint64_t strtab_value = elf.layout.dynamic_offset + elf.layout.strtab_tag_index * 16 + 8;
-  poke(elf.bytes, strtab_value, 8, false, 0x10000000);
-  expect_error(elf.bytes, "dynamic string table at address 0x10000000");
+  expect_error(corpus_case("64le-strtab-outside-segments"), "dynamic string table at address 0x10000000");
 }
 
 TEST(Malformed, StringTableSizePastSegment) {
-  auto elf = base_elf();
-  uint64_t strsz_value = elf.layout.dynamic_offset + (elf.layout.strtab_tag_index + 1) * 16 + 8;
-  poke(elf.bytes, strsz_value, 8, false, 1u << 30);
-  expect_error(elf.bytes, "lies in no loadable segment");
+  expect_error(corpus_case("64le-strsz-past-segment"), "lies in no loadable segment");
 }
 
-TEST(Malformed, MissingNulTerminator) {
-  auto elf = base_elf();
-  // Shrink DT_STRSZ by one so the last string (the runpath) loses its NUL.
-  uint64_t strsz_value = elf.layout.dynamic_offset + (elf.layout.strtab_tag_index + 1) * 16 + 8;
-  poke(elf.bytes, strsz_value, 8, false, elf.layout.dynstr_size - 1);
-  expect_error(elf.bytes, "not NUL-terminated");
-}
+// DT_STRSZ one short, so the last string (the runpath) loses its NUL.
+TEST(Malformed, MissingNulTerminator) { expect_error(corpus_case("64le-missing-nul"), "not NUL-terminated"); }
 
+// The first dynamic entry is DT_NEEDED, pointed far outside the table.
 TEST(Malformed, StringIndexOutOfRange) {
-  auto elf = base_elf();
-  // The first dynamic entry is DT_NEEDED; point it far outside the table.
-  poke(elf.bytes, elf.layout.dynamic_offset + 8, 8, false, 99999);
-  expect_error(elf.bytes, "DT_NEEDED string index 99999 is outside the string table");
+  expect_error(corpus_case("64le-needed-index-out-of-range"), "DT_NEEDED string index 99999 is outside the string table");
 }
 
-TEST(Malformed, DynamicSegmentPastEof) {
-  auto elf = base_elf();
-  // PT_DYNAMIC is the last program header; p_offset at +8 in Phdr64.
-  uint64_t dyn_phdr = elf.layout.phoff + (elf.layout.phnum - 1) * 56;
-  poke(elf.bytes, dyn_phdr + 8, 8, false, elf.bytes.size() - 4);
-  expect_error(elf.bytes, "dynamic section");
-}
+TEST(Malformed, DynamicSegmentPastEof) { expect_error(corpus_case("64le-dynamic-past-eof"), "dynamic section"); }
 
 TEST(Malformed, BigEndianHeaderOverLittleEndianData) {
-  auto elf = base_elf();
-  elf.bytes[elf::EI_DATA] = elf::ELFDATA2MSB;
-  auto info = read_elf_info(elf.bytes, "bad.so");
+  auto info = read_elf_info(corpus_case("64le-byte-order-mismatch"), "bad.so");
   ASSERT_FALSE(info);
   EXPECT_NE(info.error().message().find("bad.so"), std::string::npos);
 }
