@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "runpatch/check.hpp"
@@ -194,6 +195,7 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
   EXPECT_EQ(findings[0].rule, "unused-entry");
   EXPECT_NE(findings[0].message.find(unused), std::string::npos);
   EXPECT_NE(findings[0].message.find("300 KiB"), std::string::npos) << findings[0].message;
+  EXPECT_EQ(test::run_program(host_, prog).output, "hello from lib\n");  // the patched program runs
   EXPECT_TRUE(check_paths({file("prog-pie", "prog-used", used)}, options_).findings.empty());
 
   // ld-library-path-shadowing: LD_LIBRARY_PATH holds another libgreet.so than the runpath.

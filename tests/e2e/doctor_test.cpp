@@ -69,6 +69,16 @@ class Doctor : public ::testing::Test {
     return {json["files"][0]["loads"][0], r.exit_code};
   }
 
+  // Runs the program as doctor was asked about it; the fixture libcuda
+  // copies print which one they are ("libcuda: driver", "... compat", ...).
+  std::string run(const fs::path& file, std::optional<std::string> ld_library_path = {}) {
+    std::vector<std::string> argv = {"env"};
+    if (ld_library_path) argv.push_back("LD_LIBRARY_PATH=" + *ld_library_path);
+    else argv.insert(argv.end(), {"-u", "LD_LIBRARY_PATH"});
+    argv.push_back(file.string());
+    return test::run_command(argv).output;
+  }
+
   std::string driver_dir() const { return (root_ / "pkg/driver").string(); }
   std::string compat_dir() const { return (root_ / "pkg/compat").string(); }
 
@@ -84,6 +94,7 @@ TEST_F(Doctor, DriverFirstIsOk) {
   EXPECT_EQ(load["how"], "dlopen by libcudart.so.13");
   EXPECT_EQ(load["chosen"]["path"], driver_dir() + "/libcuda.so.1");
   EXPECT_EQ(load["chosen"]["version"], kKernel);
+  EXPECT_EQ(run(prog_), "libcuda: driver\n");  // what the patched program really loads
 }
 
 TEST_F(Doctor, OlderCompatAheadOfTheDriverFailsWith803AndShadowsTheDriver) {
@@ -96,6 +107,7 @@ TEST_F(Doctor, OlderCompatAheadOfTheDriverFailsWith803AndShadowsTheDriver) {
   EXPECT_EQ(load["shadowed"][0]["path"], driver_dir() + "/libcuda.so.1");
   EXPECT_NE(load["explanation"].get<std::string>().find("803"), std::string::npos);
   EXPECT_NE(load["fix"].get<std::string>().find("cuda_compat"), std::string::npos);
+  EXPECT_EQ(run(prog_), "libcuda: compat\n");
 }
 
 TEST_F(Doctor, NewerCompatIsForwardCompatibleOnDatacenterGpus) {
@@ -123,12 +135,14 @@ TEST_F(Doctor, LdLibraryPathOverridesTheRunpath) {
   EXPECT_EQ(load["chosen"]["rule"], "LD_LIBRARY_PATH");
   ASSERT_FALSE(load["shadowed"].empty());
   EXPECT_EQ(load["shadowed"][0]["compat"], true);
+  EXPECT_EQ(run(prog_, driver_dir()), "libcuda: driver\n");
   // ... and the other way round: LD_LIBRARY_PATH names the compat dir.
   set_runpath(cudart_, driver_dir());
   auto [load2, status2] = doctor(prog_, compat_dir());
   EXPECT_EQ(status2, 1);
   EXPECT_EQ(load2["verdict"], "compat-older-than-driver");
   EXPECT_NE(load2["fix"].get<std::string>().find("unset LD_LIBRARY_PATH"), std::string::npos);
+  EXPECT_EQ(run(prog_, compat_dir()), "libcuda: compat\n");
 }
 
 TEST_F(Doctor, NothingFound) {
@@ -137,6 +151,7 @@ TEST_F(Doctor, NothingFound) {
   EXPECT_EQ(status, 1);
   EXPECT_EQ(load["verdict"], "no-libcuda");
   EXPECT_TRUE(load["chosen"].is_null());
+  EXPECT_EQ(run(prog_), "libcuda: not found\n");
 }
 
 TEST_F(Doctor, StubChosen) {
@@ -146,6 +161,7 @@ TEST_F(Doctor, StubChosen) {
   EXPECT_EQ(status, 1);
   EXPECT_EQ(load["verdict"], "stub-libcuda");
   EXPECT_EQ(load["chosen"]["stub"], true);
+  EXPECT_EQ(run(prog_), "libcuda: stub\n");
 }
 
 TEST_F(Doctor, NoKernelDriver) {
@@ -177,6 +193,7 @@ TEST_F(Doctor, StaticCudaRuntimeIsItsOwnLoader) {
   EXPECT_EQ(status, 0) << load.dump(2);
   EXPECT_EQ(load["how"], "dlopen by the static CUDA runtime");
   EXPECT_EQ(load["chosen"]["path"], driver_dir() + "/libcuda.so.1");
+  EXPECT_EQ(test::run_command({"env", "-u", "LD_LIBRARY_PATH", prog.string()}).exit_code, 0);  // its dlopen succeeds
 }
 
 TEST_F(Doctor, ProgramsWithoutCudaAreSaidSoAndTreesSkipThem) {
