@@ -13,6 +13,7 @@
 
 #include "runpatch/elf_info.hpp"
 #include "runpatch/expected.hpp"
+#include "runpatch/resolution_cache.hpp"
 
 namespace runpatch {
 
@@ -29,6 +30,13 @@ struct RunpathChange {
 // Computes the new runpath from what the file holds now (read in the same pass).
 using RunpathUpdate = std::function<Expected<RunpathChange>(const ElfInfo& current)>;
 
+// What an edit does to the resolution-cache note (runpatch/resolution_cache.hpp).
+enum class ResolutionCacheMode {
+  Refresh,  // a note the file has is rebuilt for the edited file: never left stale
+  Write,    // written, or refreshed (runpatch --ldcache, patchelf --build-resolution-cache)
+  Remove,
+};
+
 struct EditRequest {
   RunpathUpdate runpath;       // null: leave the runpath alone
   bool force_rpath = false;    // write DT_RPATH (patchelf --force-rpath); default writes DT_RUNPATH
@@ -37,10 +45,12 @@ struct EditRequest {
   std::vector<std::string> add_needed;     // inserted first, in this order
   std::vector<std::string> remove_needed;
   std::vector<std::pair<std::string, std::string>> replace_needed;  // old -> new
+  ResolutionCacheMode resolution_cache = ResolutionCacheMode::Refresh;
+  std::filesystem::path resolution_root = "/";  // the tree the loader will see as "/"
 
   bool empty() const {
     return !runpath && !interpreter && !soname && add_needed.empty() && remove_needed.empty() &&
-           replace_needed.empty();
+           replace_needed.empty() && resolution_cache == ResolutionCacheMode::Refresh;
   }
 };
 
@@ -80,6 +90,7 @@ struct EditOutcome {
   uint64_t old_size = 0;
   uint64_t new_size = 0;
   ElfInfo before;
+  std::vector<std::string> warnings;  // e.g. why no resolution cache was written
 };
 
 std::string strategy_name(EditStrategy strategy);

@@ -37,6 +37,25 @@ struct DlopenDependency {
   bool operator==(const DlopenDependency&) const = default;
 };
 
+// One pair of a resolution-cache note (runpatch/resolution_cache.hpp).
+struct ResolutionCacheEntry {
+  std::string needed;
+  std::vector<std::string> locations;  // each "=<path>" or "?<dir>", in runpath order
+
+  bool operator==(const ResolutionCacheEntry&) const = default;
+};
+
+// Entries sorted by needed name (byte order), as the loader expects.
+using ResolutionCache = std::vector<ResolutionCacheEntry>;
+
+// A .note.nixos.ldcache note found in a PT_NOTE segment.
+struct ResolutionCacheNote {
+  ResolutionCache entries;
+  uint64_t offset = 0;  // of the note header in the file
+  uint64_t size = 0;    // header, name and descriptor, padded
+  std::string defect;   // why the descriptor is unreadable ("" when it is fine)
+};
+
 struct ElfInfo {
   std::string path;
   ElfIdentity identity;
@@ -58,6 +77,7 @@ struct ElfInfo {
   uint64_t spare_dynamic_slots = 0;        // DT_NULL entries beyond the terminator
   std::vector<std::string> duplicate_tags; // e.g. "DT_RUNPATH" appearing twice
   std::vector<DlopenDependency> dlopen;    // FDO .note.dlopen entries
+  std::optional<ResolutionCacheNote> resolution_cache;  // NixOS .note.nixos.ldcache
 
   bool is_static() const { return !has_dynamic; }
   bool is_pie() const;

@@ -178,6 +178,7 @@ inline constexpr uint32_t PF_X = 1, PF_W = 2, PF_R = 4;
 inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_DYNAMIC = 6,
                           SHT_NOTE = 7, SHT_NOBITS = 8, SHT_DYNSYM = 11;
 inline constexpr uint64_t SHF_WRITE = 1, SHF_ALLOC = 2;
+inline constexpr uint32_t SHN_LORESERVE = 0xff00;
 
 // d_tag
 inline constexpr uint64_t DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_STRSZ = 10,

@@ -92,6 +92,10 @@ struct DependencyTree {
   bool all_found() const;
 };
 
+// Whether the loader of object accepts candidate (class, byte order, machine,
+// OS ABI); any other candidate is skipped and the search goes on.
+bool loadable_together(const ElfIdentity& object, const ElfIdentity& candidate);
+
 // Splits an LD_LIBRARY_PATH-style list (':' or ';' separated; empty entries kept).
 std::vector<std::string> split_search_path(const std::string& list);
 

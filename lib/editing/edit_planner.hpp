@@ -10,6 +10,7 @@
 #include "editing/byte_buffer.hpp"
 #include "editing/dynamic_model.hpp"
 #include "editing/planned_write.hpp"
+#include "editing/resolution_cache_edit.hpp"
 #include "editing/string_space.hpp"
 
 namespace runpatch {
@@ -35,15 +36,11 @@ class EditPlanner {
     RUNPATCH_TRY(original_, DynamicModel::load(view_, table_));
     RUNPATCH_TRY(model_, apply(request));
     RUNPATCH_CHECK(plan_interpreter(request));
+    note_ = plan_note_change(view_, info_, model_, request);
 
-    EditPlan result;
-    result.new_size = view_.bytes().size();
-    if (!model_.any_changed(original_) && !interp_changed_) return result;
-    if (!interp_needs_room_) {
-      RUNPATCH_TRY(auto in_place, plan_in_place());
-      if (in_place) return std::move(*in_place);
-    }
-    return plan_appended_segment();
+    RUNPATCH_TRY(EditPlan result, plan_tables());
+    result.warnings = note_.warnings;
+    return result;
   }
 
  private:
@@ -130,6 +127,100 @@ class EditPlanner {
     new_interp_ = *request.interpreter;
     interp_needs_room_ = new_interp_.size() + 1 > uint64_t(interp_phdr_->p_filesz);
     return {};
+  }
+
+  // Dynamic section, interpreter and resolution-cache note: in place where
+  // they fit, otherwise in segments appended to the file.
+  Expected<EditPlan> plan_tables() {
+    EditPlan plan;
+    plan.new_size = view_.bytes().size();
+    bool tables_change = model_.any_changed(original_) || interp_changed_;
+    if (!tables_change && note_.action == NoteChange::Action::None) return plan;
+    if (interp_needs_room_) return plan_appended_segment(/*with_dynamic=*/true);
+    if (tables_change) {
+      RUNPATCH_TRY(auto in_place, plan_in_place());
+      if (!in_place) return plan_appended_segment(/*with_dynamic=*/true);
+      plan = std::move(*in_place);
+    }
+    if (note_.action == NoteChange::Action::None) return plan;
+    if (auto writes = note_writes_in_place()) {
+      plan.strategy = EditStrategy::InPlace;
+      join_note(plan.layout_note, "resolution cache rewritten in place");
+      plan.writes.insert(plan.writes.end(), writes->begin(), writes->end());
+      return plan;
+    }
+    RUNPATCH_TRY(EditPlan appended, plan_appended_segment(/*with_dynamic=*/false));
+    join_note(appended.layout_note, plan.layout_note);
+    appended.writes.insert(appended.writes.begin(), plan.writes.begin(), plan.writes.end());
+    return appended;
+  }
+
+  static void join_note(std::string& into, const std::string& more) {
+    if (!more.empty()) into += (into.empty() ? "" : "; ") + more;
+  }
+
+  // ---- Resolution-cache note in place ---------------------------------------
+
+  std::vector<uint8_t> phdr_bytes(const Phdr& ph) const {
+    std::vector<uint8_t> bytes(sizeof(Phdr));
+    std::memcpy(bytes.data(), &ph, sizeof(Phdr));
+    return bytes;
+  }
+  uint64_t phdr_offset(size_t index) const { return uint64_t(view_.ehdr().e_phoff) + index * sizeof(Phdr); }
+
+  // The section header of the old note, after the edit: renamed (and made
+  // inactive when its segment goes) so no tool shows a stale .note.nixos.ldcache.
+  std::optional<PlannedWrite> retire_note_section(bool inactive) const {
+    if (!note_.existing_section) return std::nullopt;
+    Shdr sh = view_.shdrs()[*note_.existing_section];
+    sh.sh_name = 0;
+    if (inactive) sh.sh_type = elf::SHT_NULL, sh.sh_flags = 0;
+    std::vector<uint8_t> bytes(sizeof(Shdr));
+    std::memcpy(bytes.data(), &sh, sizeof(Shdr));
+    return PlannedWrite{WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff) + *note_.existing_section * sizeof(Shdr),
+                        std::move(bytes), "section header"};
+  }
+
+  // Removal always works in place; a new note fits where the old one was when
+  // it is alone in its segment and no larger (or exactly as large when not alone).
+  std::optional<std::vector<PlannedWrite>> note_writes_in_place() const {
+    if (!note_.existing) return std::nullopt;
+    const NoteRef& old = *note_.existing;
+    const Phdr& segment = view_.phdrs()[old.segment];
+    std::vector<PlannedWrite> writes;
+    if (note_.action == NoteChange::Action::Remove) {
+      if (old.alone) {
+        Phdr cleared = segment;
+        cleared.p_type = elf::PT_NULL;
+        writes.push_back({WritePhase::Commit, phdr_offset(old.segment), phdr_bytes(cleared), "program header"});
+        writes.push_back({WritePhase::Cleanup, old.offset, std::vector<uint8_t>(segment.p_filesz, 0), "old resolution cache"});
+      } else {
+        writes.push_back({WritePhase::Commit, old.offset, neutralized_note_header(view_, old), "old resolution cache"});
+      }
+      if (auto w = retire_note_section(old.alone)) writes.push_back(std::move(*w));
+      return writes;
+    }
+    uint64_t room = old.alone ? uint64_t(segment.p_filesz) : old.size;
+    if (note_.bytes.size() > room || (!old.alone && note_.bytes.size() != room)) return std::nullopt;
+    std::vector<uint8_t> bytes = note_.bytes;
+    bytes.resize(room, 0);
+    writes.push_back({WritePhase::Commit, old.offset, std::move(bytes), "resolution cache"});
+    if (note_.bytes.size() != room) {
+      // Zeros after the note would read as empty notes: the segment ends with it.
+      Phdr shrunk = segment;
+      shrunk.p_filesz = note_.bytes.size();
+      shrunk.p_memsz = note_.bytes.size();
+      writes.push_back({WritePhase::Commit, phdr_offset(old.segment), phdr_bytes(shrunk), "program header"});
+      if (note_.existing_section) {
+        Shdr sh = view_.shdrs()[*note_.existing_section];
+        sh.sh_size = note_.bytes.size();
+        std::vector<uint8_t> sh_bytes(sizeof(Shdr));
+        std::memcpy(sh_bytes.data(), &sh, sizeof(Shdr));
+        writes.push_back({WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff) + *note_.existing_section * sizeof(Shdr),
+                          std::move(sh_bytes), "section header"});
+      }
+    }
+    return writes;
   }
 
   // ---- In place -----------------------------------------------------------
@@ -293,14 +384,30 @@ class EditPlanner {
     return page;
   }
 
-  // A segment an earlier runpatch edit appended: the last PT_LOAD, holding the
-  // dynamic strings and section, and starting with them or the program headers.
-  std::optional<size_t> earlier_runpatch_segment() const {
+  // The resolution-cache segment of an earlier edit: the last PT_LOAD,
+  // read-only, holding the note alone in its PT_NOTE.
+  std::optional<size_t> earlier_note_segment() const {
+    if (!note_.existing || !note_.existing->alone) return std::nullopt;
     auto phdrs = view_.phdrs();
     std::optional<size_t> last;
     size_t loads = 0;
     for (size_t i = 0; i < phdrs.size(); ++i)
       if (phdrs[i].p_type == elf::PT_LOAD) last = i, ++loads;
+    if (!last || loads < 2) return std::nullopt;
+    const Phdr& ph = phdrs[*last];
+    if (ph.p_flags != elf::PF_R || !covers(ph, note_.existing->offset, note_.existing->size)) return std::nullopt;
+    return last;
+  }
+
+  // A segment an earlier runpatch edit appended: the last PT_LOAD (before a
+  // resolution-cache segment), holding the dynamic strings and section, and
+  // starting with them or the program headers.
+  std::optional<size_t> earlier_runpatch_segment(std::optional<size_t> note_segment) const {
+    auto phdrs = view_.phdrs();
+    std::optional<size_t> last;
+    size_t loads = 0;
+    for (size_t i = 0; i < phdrs.size(); ++i)
+      if (phdrs[i].p_type == elf::PT_LOAD && i != note_segment) last = i, ++loads;
     if (!last || loads < 2) return std::nullopt;
     const Phdr& ph = phdrs[*last];
     uint64_t begin = ph.p_offset, end = begin + uint64_t(ph.p_filesz);
@@ -315,7 +422,16 @@ class EditPlanner {
     return off >= segment.p_offset && off + size <= uint64_t(segment.p_offset) + uint64_t(segment.p_filesz);
   }
 
-  Expected<EditPlan> plan_appended_segment() {
+  // The PT_NOTE of a resolution-cache note this edit replaces or drops (it is not carried along).
+  bool is_replaced_note(const Phdr& ph) const {
+    return replaced_note_offset_ && ph.p_type == elf::PT_NOTE && ph.p_offset == *replaced_note_offset_;
+  }
+
+  // with_dynamic: a read-write segment takes the dynamic strings and section
+  // (and whatever has to move with them); a resolution-cache note then gets a
+  // read-only segment of its own after it. Without it, one read-only segment
+  // takes the note (and the program headers or notes that make room for it).
+  Expected<EditPlan> plan_appended_segment(bool with_dynamic) {
     const Ehdr& eh = view_.ehdr();
     std::vector<Phdr> phdrs(view_.phdrs().begin(), view_.phdrs().end());
     uint64_t page = page_size();
@@ -323,33 +439,70 @@ class EditPlanner {
     uint64_t phoff = eh.e_phoff;
     uint64_t phdr_table_size = phdrs.size() * sizeof(Phdr);
 
-    // Room for the new PT_LOAD entry (docs/editing.md lists the ways in order).
+    // The resolution-cache note: what to place, and the old note it replaces.
+    std::optional<size_t> note_segment = earlier_note_segment();
+    std::vector<uint8_t> note_bytes = note_.bytes;
+    if (with_dynamic && note_segment && note_.action == NoteChange::Action::None) {
+      // Unchanged, but its segment must stay last: it moves along.
+      auto old = view_.bytes().subspan(note_.existing->offset, note_.existing->size);
+      note_bytes.assign(old.begin(), old.end());
+    }
+    bool place_note = !note_bytes.empty();
+    bool replace_existing = note_.existing && (note_.action != NoteChange::Action::None || place_note);
+    const bool existing_alone = replace_existing && note_.existing->alone;
+    if (existing_alone) replaced_note_offset_ = note_.existing->offset;
+
+    // Entries that this edit frees: they become PT_NULL, reused below.
     std::string note;
+    std::optional<Phdr> earlier_segment, earlier_note;
+    if (std::optional<size_t> earlier = with_dynamic ? earlier_runpatch_segment(note_segment) : std::nullopt) {
+      earlier_segment = phdrs[*earlier];
+      phdrs[*earlier].p_type = elf::PT_NULL;
+      note = "replaced the segment of an earlier edit";
+    }
+    if (note_segment && replace_existing) {
+      earlier_note = phdrs[*note_segment];
+      phdrs[*note_segment].p_type = elf::PT_NULL;
+    }
+    if (existing_alone) phdrs[note_.existing->segment].p_type = elf::PT_NULL;
+
+    // Room for the new entries (docs/editing.md lists the ways in order).
+    bool note_load = place_note && with_dynamic;
+    size_t wanted = 1 + (note_load ? 1 : 0) + (place_note ? 1 : 0);
     bool move_phdrs = false;
-    bool grow_in_place = false;  // the table gains an entry where it is
+    bool grow_in_place = false;  // the table gains entries where it is
     bool evacuated_interp = false;
     std::vector<CarriedRange> carried;  // notes that move into the new segment unchanged
-    std::optional<size_t> earlier = earlier_runpatch_segment();
-    std::optional<Phdr> earlier_segment;
-    if (earlier) {
-      earlier_segment = phdrs[*earlier];
-      phdrs.erase(phdrs.begin() + *earlier);
-      note = "replaced the segment of an earlier edit";
-    } else if (auto slot = find_slot(phdrs, note)) {
-      phdrs.erase(phdrs.begin() + *slot);
-    } else if (evacuate_after_table(phoff + phdr_table_size, carried, evacuated_interp)) {
-      grow_in_place = true;
-      note = "moved the interpreter string and notes after the program headers into the new segment";
-    } else {
+    bool table_in_earlier = (earlier_segment && covers(*earlier_segment, phoff, phdr_table_size)) ||
+                            (earlier_note && covers(*earlier_note, phoff, phdr_table_size));
+    if (table_in_earlier) {
       move_phdrs = true;
-      note = "moved the program header table into the new segment";
+    } else {
+      size_t reused = 0;
+      std::string slot_note;
+      while (reused < wanted) {
+        auto slot = find_slot(phdrs, slot_note);
+        if (!slot) break;
+        phdrs.erase(phdrs.begin() + *slot);
+        ++reused;
+      }
+      if (reused > 0 && note.empty()) note = slot_note;
+      if (reused < wanted) {
+        if (evacuate_after_table(phoff + phdr_table_size, wanted - reused, carried, evacuated_interp)) {
+          grow_in_place = true;
+          join_note(note, "moved the interpreter string and notes after the program headers into the new segment");
+        } else {
+          move_phdrs = true;
+          join_note(note, "moved the program header table into the new segment");
+        }
+      }
     }
     // Whatever lived in an earlier runpatch segment must move again.
     bool interp_in_earlier = false;
-    if (earlier_segment) {
-      if (covers(*earlier_segment, phoff, phdr_table_size)) move_phdrs = true;
+    for (const auto& segment : {earlier_segment, earlier_note}) {
+      if (!segment) continue;
       for (const auto& ph : view_.phdrs()) {
-        if (!covers(*earlier_segment, ph.p_offset, ph.p_filesz)) continue;
+        if (!covers(*segment, ph.p_offset, ph.p_filesz) || is_replaced_note(ph)) continue;
         if (ph.p_type == elf::PT_INTERP) interp_in_earlier = true;
         if (ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY) carry(carried, ph);
       }
@@ -357,46 +510,67 @@ class EditPlanner {
     bool move_interp = interp_needs_room_ || interp_in_earlier || evacuated_interp;
     std::string interp_text = interp_changed_ ? new_interp_ : info_.interpreter.value_or("");
 
-    // Insert the new PT_LOAD after the last PT_LOAD: loaders size the mapping from first to last.
-    size_t insert_at = 0;
+    // The new PT_LOADs go after the last PT_LOAD (loaders size the mapping from
+    // first to last); the new PT_NOTE after the last PT_NOTE.
+    size_t load_at = 0;
     for (size_t i = 0; i < phdrs.size(); ++i)
-      if (phdrs[i].p_type == elf::PT_LOAD) insert_at = i + 1;
-    phdrs.insert(phdrs.begin() + insert_at, Phdr{});
-    Phdr& load = phdrs[insert_at];
+      if (phdrs[i].p_type == elf::PT_LOAD) load_at = i + 1;
+    phdrs.insert(phdrs.begin() + load_at, note_load ? 2 : 1, Phdr{});
+    std::optional<size_t> note_at;
+    if (place_note) {
+      size_t at = phdrs.size();
+      for (size_t i = 0; i < phdrs.size(); ++i)
+        if (phdrs[i].p_type == elf::PT_NOTE) at = i + 1;
+      phdrs.insert(phdrs.begin() + at, Phdr{});
+      note_at = at;
+    }
     if (phdrs.size() >= elf::PN_XNUM) return view_.error("too many program headers to add one");
 
     // New string table: the old one copied whole (every offset stays valid), then new strings, then slack.
     DynamicModel placed = model_;
-    std::vector<uint8_t> strtab = copy_range(table_.strtab_offset, table_.strtab_size);
-    std::map<std::string, uint64_t> offsets;
-    uint64_t added = 0;
-    auto add_string = [&](const std::string& s) {
-      if (offsets.count(s)) return;
-      offsets[s] = strtab.size();
-      strtab.insert(strtab.end(), s.begin(), s.end());
-      strtab.push_back(0);
-      added += s.size() + 1;
-    };
-    // Runpath strings last, so that later edits of them can grow into the slack in place.
-    for (const auto& e : placed.entries)
-      if (e.changed && e.text && !DynamicModel::is_runpath_entry(e)) add_string(*e.text);
-    for (const auto& e : placed.entries)
-      if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) add_string(*e.text);
-    strtab.resize(strtab.size() + std::max(kMinStringSlack, added), 0);
-    for (auto& e : placed.entries)
-      if (e.changed && e.text) e.value = offsets[*e.text];
+    std::vector<uint8_t> strtab;
+    if (with_dynamic) {
+      strtab = copy_range(table_.strtab_offset, table_.strtab_size);
+      std::map<std::string, uint64_t> offsets;
+      uint64_t added = 0;
+      auto add_string = [&](const std::string& s) {
+        if (offsets.count(s)) return;
+        offsets[s] = strtab.size();
+        strtab.insert(strtab.end(), s.begin(), s.end());
+        strtab.push_back(0);
+        added += s.size() + 1;
+      };
+      // Runpath strings last, so that later edits of them can grow into the slack in place.
+      for (const auto& e : placed.entries)
+        if (e.changed && e.text && !DynamicModel::is_runpath_entry(e)) add_string(*e.text);
+      for (const auto& e : placed.entries)
+        if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) add_string(*e.text);
+      strtab.resize(strtab.size() + std::max(kMinStringSlack, added), 0);
+      for (auto& e : placed.entries)
+        if (e.changed && e.text) e.value = offsets[*e.text];
+    }
 
     // Segment layout: program headers (first, where objcopy/strip expect them in
-    // a segment that holds them), strings, dynamic section, interpreter.
+    // a segment that holds them), strings, dynamic section, interpreter, notes.
     uint64_t phdr_rel = 0;
-    uint64_t strtab_rel = move_phdrs ? align_up(phdrs.size() * sizeof(Phdr), 16) : 0;
-    uint64_t dyn_rel = align_up(strtab_rel + strtab.size(), 16);
-    uint64_t dyn_slots = placed.entries.size() + 1 + kSpareDynamicSlots;
-    uint64_t interp_rel = dyn_rel + dyn_slots * sizeof(Dyn);
+    uint64_t cursor = move_phdrs ? phdrs.size() * sizeof(Phdr) : 0;
+    uint64_t strtab_rel = 0, dyn_rel = 0, dyn_slots = 0;
+    if (with_dynamic) {
+      strtab_rel = move_phdrs ? align_up(cursor, 16) : 0;
+      dyn_rel = align_up(strtab_rel + strtab.size(), 16);
+      dyn_slots = placed.entries.size() + 1 + kSpareDynamicSlots;
+      cursor = dyn_rel + dyn_slots * sizeof(Dyn);
+    }
+    uint64_t interp_rel = cursor;
     uint64_t seg_size = interp_rel + (move_interp ? interp_text.size() + 1 : 0);
     for (auto& c : carried) {
       c.rel = align_up(seg_size, c.align);
       seg_size = c.rel + c.size;
+    }
+    uint64_t note_rel = 0;
+    if (place_note && !note_load) {
+      note_rel = align_up(seg_size, 4);
+      seg_size = note_rel + note_bytes.size();
     }
 
     // Placement: vaddr ≡ offset (mod page), above every segment, and never below its
@@ -404,11 +578,14 @@ class EditPlanner {
     // PT_LOAD's vaddr-offset delta, as older kernels derive AT_PHDR from it.
     uint64_t max_end = 0;
     const Phdr* first_load = nullptr;
-    for (const auto& ph : view_.phdrs())
-      if (ph.p_type == elf::PT_LOAD && (!earlier_segment || ph.p_offset != earlier_segment->p_offset)) {
+    for (const auto& ph : view_.phdrs()) {
+      bool given_up = (earlier_segment && ph.p_offset == earlier_segment->p_offset) ||
+                      (earlier_note && ph.p_offset == earlier_note->p_offset);
+      if (ph.p_type == elf::PT_LOAD && !given_up) {
         max_end = std::max<uint64_t>(max_end, uint64_t(ph.p_vaddr) + uint64_t(ph.p_memsz));
         if (!first_load) first_load = &ph;
       }
+    }
     uint64_t base = align_up(max_end, page);
     uint64_t seg_off = align_up(old_size, 16);
     if (move_phdrs) {
@@ -435,16 +612,51 @@ class EditPlanner {
                                      (seg_off - old_size) >> 20, max_end));
     if (seg_vaddr + seg_size < seg_vaddr) return view_.error("no address space left above the last segment");
 
+    // The note's own segment follows in the file without a gap and one page
+    // higher in memory: its first file page may be the read-write segment's
+    // last, mapped twice, but no page of memory is both.
+    uint64_t note_off = seg_off + note_rel, note_vaddr = seg_vaddr + note_rel;
+    if (note_load) {
+      note_off = align_up(seg_off + seg_size, 8);
+      note_vaddr = note_off + delta + page;
+      if (note_vaddr + note_bytes.size() < note_vaddr) return view_.error("no address space left above the last segment");
+    }
+
+    Phdr& load = phdrs[load_at];
     load.p_type = elf::PT_LOAD;
-    load.p_flags = elf::PF_R | elf::PF_W;  // the loader may write DT_DEBUG and relocate the table
+    // The loader may write DT_DEBUG and relocate the dynamic table; notes and headers are only read.
+    load.p_flags = with_dynamic ? elf::PF_R | elf::PF_W : elf::PF_R;
     load.p_offset = seg_off;
     load.p_vaddr = seg_vaddr;
     load.p_paddr = seg_vaddr;
     load.p_filesz = seg_size;
     load.p_memsz = seg_size;
     load.p_align = page;
+    if (note_load) {
+      Phdr& own = phdrs[load_at + 1];
+      own.p_type = elf::PT_LOAD;
+      own.p_flags = elf::PF_R;
+      own.p_offset = note_off;
+      own.p_vaddr = note_vaddr;
+      own.p_paddr = note_vaddr;
+      own.p_filesz = note_bytes.size();
+      own.p_memsz = note_bytes.size();
+      own.p_align = page;
+    }
+    if (note_at) {
+      Phdr& ph = phdrs[*note_at];
+      ph.p_type = elf::PT_NOTE;
+      ph.p_flags = elf::PF_R;
+      ph.p_offset = note_off;
+      ph.p_vaddr = note_vaddr;
+      ph.p_paddr = note_vaddr;
+      ph.p_filesz = note_bytes.size();
+      ph.p_memsz = note_bytes.size();
+      ph.p_align = 4;
+    }
 
     for (auto& e : placed.entries) {
+      if (!with_dynamic) break;
       if (e.tag == elf::DT_STRTAB) e.value = seg_vaddr + strtab_rel;
       if (e.tag == elf::DT_STRSZ) e.value = strtab.size();
       if (e.tag == kDtMipsRldMapRel) {
@@ -455,8 +667,10 @@ class EditPlanner {
       }
     }
 
-    for (auto& ph : phdrs) {
-      if (ph.p_type == elf::PT_DYNAMIC) {
+    for (size_t i = 0; i < phdrs.size(); ++i) {
+      Phdr& ph = phdrs[i];
+      if (i == load_at || i == note_at) continue;
+      if (ph.p_type == elf::PT_DYNAMIC && with_dynamic) {
         ph.p_offset = seg_off + dyn_rel;
         ph.p_vaddr = seg_vaddr + dyn_rel;
         ph.p_paddr = seg_vaddr + dyn_rel;
@@ -487,26 +701,49 @@ class EditPlanner {
       }
     }
 
-    // The appended bytes: the segment, then a copy of the section headers. The
+    // The appended bytes: the segments, then a copy of the section headers. The
     // padding before the segment is not written: past the old end it reads as
     // zeros anyway, and a file system keeps it sparse.
     std::vector<uint8_t> tail(seg_size, 0);
-    std::memcpy(tail.data() + strtab_rel, strtab.data(), strtab.size());
-    auto dyn_bytes = serialize_dynamic(placed, dyn_slots);
-    std::memcpy(tail.data() + dyn_rel, dyn_bytes.data(), dyn_bytes.size());
+    if (with_dynamic) {
+      std::memcpy(tail.data() + strtab_rel, strtab.data(), strtab.size());
+      auto dyn_bytes = serialize_dynamic(placed, dyn_slots);
+      std::memcpy(tail.data() + dyn_rel, dyn_bytes.data(), dyn_bytes.size());
+    }
     if (move_interp) std::memcpy(tail.data() + interp_rel, interp_text.c_str(), interp_text.size() + 1);
     if (move_phdrs) std::memcpy(tail.data() + phdr_rel, phdrs.data(), phdrs.size() * sizeof(Phdr));
     for (const auto& c : carried) std::memcpy(tail.data() + c.rel, view_.bytes().data() + c.off, c.size);
+    if (place_note) {
+      tail.resize(note_off + note_bytes.size() - seg_off, 0);
+      std::memcpy(tail.data() + (note_off - seg_off), note_bytes.data(), note_bytes.size());
+    }
+    EditPlan plan;
+    if (replace_existing && !existing_alone) {
+      // A note sharing its segment stays where it is, as a note no loader reads.
+      auto header = neutralized_note_header(view_, *note_.existing);
+      plan.writes.push_back({WritePhase::Prepare, note_.existing->offset, header, "old resolution cache"});
+      for (const auto& c : carried)
+        if (note_.existing->offset >= c.off && note_.existing->offset + header.size() <= c.off + c.size)
+          std::memcpy(tail.data() + c.rel + (note_.existing->offset - c.off), header.data(), header.size());
+    }
 
     std::vector<uint8_t> header = copy_range(0, sizeof(Ehdr));
     std::vector<MovedSection> moved;
     auto* new_eh = struct_at<Ehdr>(header, 0);
     if (!view_.shdrs().empty()) {
+      std::vector<Shdr> shdrs(view_.shdrs().begin(), view_.shdrs().end());
+      if (with_dynamic)
+        moved = update_sections(shdrs, seg_off, seg_vaddr, strtab_rel, dyn_rel, dyn_slots, strtab.size(), move_interp,
+                                interp_rel, interp_text.size() + 1, carried);
+      else
+        moved = update_sections(shdrs, seg_off, seg_vaddr, 0, 0, 0, 0, move_interp, interp_rel,
+                                interp_text.size() + 1, carried, /*dynamic_moves=*/false);
+      if (replace_existing) RUNPATCH_CHECK(update_note_section(shdrs, *new_eh, tail, seg_off, place_note, note_off,
+                                                               note_vaddr, note_bytes.size()));
+      else if (place_note) RUNPATCH_CHECK(add_note_section(shdrs, *new_eh, tail, seg_off, note_off, note_vaddr,
+                                                           note_bytes.size()));
       uint64_t shoff = align_up(seg_off + tail.size(), 8);
       tail.resize(shoff - seg_off, 0);
-      std::vector<Shdr> shdrs(view_.shdrs().begin(), view_.shdrs().end());
-      moved = update_sections(shdrs, seg_off, seg_vaddr, strtab_rel, dyn_rel, dyn_slots, strtab.size(),
-                              move_interp, interp_rel, interp_text.size() + 1, carried);
       auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
       tail.insert(tail.end(), sh_bytes.begin(), sh_bytes.end());
       new_eh->e_shoff = shoff;
@@ -514,9 +751,10 @@ class EditPlanner {
     if (view_.ehdr().e_phnum != elf::PN_XNUM) new_eh->e_phnum = static_cast<uint16_t>(phdrs.size());
     else return view_.error("extended program header numbering (PN_XNUM) cannot grow");
 
-    EditPlan plan;
     plan.strategy = EditStrategy::Appended;
     plan.layout_note = note;
+    if (place_note) join_note(plan.layout_note, note_load ? "resolution cache in a read-only segment of its own"
+                                                          : "resolution cache in a read-only segment");
     plan.new_size = seg_off + tail.size();
     plan.writes.push_back({WritePhase::Prepare, seg_off, std::move(tail), "appended segment"});
     if (move_phdrs) {
@@ -533,8 +771,60 @@ class EditPlanner {
         plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF header"});
       }
     }
-    add_symbol_updates(plan, moved, seg_vaddr + dyn_rel);
+    if (with_dynamic) add_symbol_updates(plan, moved, seg_vaddr + dyn_rel);
     return plan;
+  }
+
+  // The old note's section header follows the new note, or retires with it.
+  Status update_note_section(std::vector<Shdr>& shdrs, Ehdr& eh, std::vector<uint8_t>& tail, uint64_t seg_off,
+                             bool place_note, uint64_t note_off, uint64_t note_vaddr, uint64_t note_size) const {
+    bool alone = note_.existing->alone;
+    if (note_.existing_section) {
+      Shdr& sh = shdrs[*note_.existing_section];
+      if (place_note && alone) {
+        sh.sh_offset = note_off;
+        sh.sh_addr = note_vaddr;
+        sh.sh_size = note_size;
+        return {};
+      }
+      sh.sh_name = 0;
+      if (alone) sh.sh_type = elf::SHT_NULL, sh.sh_flags = 0;
+    }
+    if (place_note) return add_note_section(shdrs, eh, tail, seg_off, note_off, note_vaddr, note_size);
+    return {};
+  }
+
+  // A new .note.nixos.ldcache section header; its name goes into a copy of
+  // the section name table at the end of the file when the table lacks it.
+  Status add_note_section(std::vector<Shdr>& shdrs, Ehdr& eh, std::vector<uint8_t>& tail, uint64_t seg_off,
+                          uint64_t note_off, uint64_t note_vaddr, uint64_t note_size) const {
+    uint32_t names = view_.shstrndx();
+    bool extended_count = view_.ehdr().e_shnum == 0;
+    if (names == 0 || names >= shdrs.size() || shdrs.size() + 1 >= elf::SHN_LORESERVE) return {};  // the segment suffices
+    Shdr& table = shdrs[names];
+    if (!view_.in_file(table.sh_offset, table.sh_size)) return {};
+    auto old_names = view_.bytes().subspan(table.sh_offset, table.sh_size);
+    std::optional<uint64_t> name = find_string_in_table(old_names, kResolutionCacheSection);
+    if (!name) {
+      name = old_names.size();
+      table.sh_offset = seg_off + tail.size();
+      tail.insert(tail.end(), old_names.begin(), old_names.end());
+      tail.insert(tail.end(), kResolutionCacheSection.begin(), kResolutionCacheSection.end());
+      tail.push_back(0);
+      table.sh_size = tail.size() - (uint64_t(table.sh_offset) - seg_off);
+    }
+    Shdr sh{};
+    sh.sh_name = uint32_t(*name);
+    sh.sh_type = elf::SHT_NOTE;
+    sh.sh_flags = elf::SHF_ALLOC;
+    sh.sh_addr = note_vaddr;
+    sh.sh_offset = note_off;
+    sh.sh_size = note_size;
+    sh.sh_addralign = 4;
+    shdrs.push_back(sh);
+    if (extended_count) shdrs[0].sh_size = shdrs.size();
+    else eh.e_shnum = static_cast<uint16_t>(shdrs.size());
+    return {};
   }
 
   struct MovedSection {
@@ -599,15 +889,16 @@ class EditPlanner {
   // the interpreter string and notes live there: they move into the new
   // segment (PT_INTERP, PT_NOTE and their sections follow), and the table
   // grows where it is, inside the first PT_LOAD, as binutils expects it.
-  bool evacuate_after_table(uint64_t table_end, std::vector<CarriedRange>& carried, bool& interp_moves) const {
-    uint64_t need_end = table_end + sizeof(Phdr);
+  bool evacuate_after_table(uint64_t table_end, size_t entries, std::vector<CarriedRange>& carried,
+                            bool& interp_moves) const {
+    uint64_t need_end = table_end + entries * sizeof(Phdr);
     const Phdr* first_load = nullptr;
     for (const auto& ph : view_.phdrs())
       if (ph.p_type == elf::PT_LOAD) {
         first_load = &ph;
         break;
       }
-    if (!first_load || !covers(*first_load, table_end, sizeof(Phdr))) return false;
+    if (!first_load || !covers(*first_load, table_end, need_end - table_end)) return false;
     auto movable = [](const Phdr& ph) {
       return ph.p_filesz > 0 && (ph.p_type == elf::PT_INTERP || ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY);
     };
@@ -642,7 +933,7 @@ class EditPlanner {
     }
     for (const Phdr* ph : chosen) {
       if (ph->p_type == elf::PT_INTERP) interp_moves = true;
-      else carry(carried, *ph);
+      else if (!is_replaced_note(*ph)) carry(carried, *ph);
     }
     return true;
   }
@@ -669,7 +960,7 @@ class EditPlanner {
   std::vector<MovedSection> update_sections(std::vector<Shdr>& shdrs, uint64_t seg_off, uint64_t seg_vaddr,
                                             uint64_t strtab_rel, uint64_t dyn_rel, uint64_t dyn_slots, uint64_t strsz,
                                             bool move_interp, uint64_t interp_rel, uint64_t interp_size,
-                                            const std::vector<CarriedRange>& carried) const {
+                                            const std::vector<CarriedRange>& carried, bool dynamic_moves = true) const {
     const Phdr* interp = view_.find_phdr(elf::PT_INTERP);
     std::vector<MovedSection> moved;
     auto move = [&](size_t index, uint64_t rel, uint64_t size) {
@@ -681,9 +972,10 @@ class EditPlanner {
     };
     for (size_t i = 0; i < shdrs.size(); ++i) {
       const Shdr& sh = shdrs[i];
-      if (sh.sh_type == elf::SHT_DYNAMIC && sh.sh_offset == table_.offset)
+      if (dynamic_moves && sh.sh_type == elf::SHT_DYNAMIC && sh.sh_offset == table_.offset)
         move(i, dyn_rel, dyn_slots * sizeof(Dyn));
-      else if (sh.sh_type == elf::SHT_STRTAB && (sh.sh_flags & elf::SHF_ALLOC) && sh.sh_offset == table_.strtab_offset)
+      else if (dynamic_moves && sh.sh_type == elf::SHT_STRTAB && (sh.sh_flags & elf::SHF_ALLOC) &&
+               sh.sh_offset == table_.strtab_offset)
         move(i, strtab_rel, strsz);
       else if (move_interp && interp && sh.sh_type == elf::SHT_PROGBITS && sh.sh_offset == interp->p_offset &&
                (sh.sh_flags & elf::SHF_ALLOC))
@@ -704,6 +996,8 @@ class EditPlanner {
   DynamicTable<E> table_;
   DynamicModel original_;
   DynamicModel model_;
+  NoteChange note_;
+  std::optional<uint64_t> replaced_note_offset_;  // set while an appended layout replaces the old note
   const Phdr* interp_phdr_ = nullptr;
   bool interp_changed_ = false;
   bool interp_needs_room_ = false;

@@ -35,6 +35,7 @@ Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& 
   outcome.layout_note = p.plan.layout_note;
   outcome.old_size = mapping.bytes().size();
   outcome.new_size = p.plan.new_size;
+  outcome.warnings = p.plan.warnings;
   for (const auto& w : p.plan.writes) outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
   return p;
 }

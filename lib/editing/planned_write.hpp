@@ -28,6 +28,7 @@ struct EditPlan {
   std::string layout_note;
   std::vector<PlannedWrite> writes;
   uint64_t new_size = 0;
+  std::vector<std::string> warnings;
 };
 
 }  // namespace runpatch

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "reading/dlopen_notes.hpp"
+#include "reading/resolution_cache_note.hpp"
 #include "reading/dynamic_table.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/mapped_file.hpp"
@@ -85,6 +86,7 @@ Expected<ElfInfo> extract(const ElfView<E>& view) {
   RUNPATCH_CHECK(read_interpreter(view, info));
   RUNPATCH_CHECK(read_dynamic_facts(view, info));
   read_dlopen_notes(view, info);
+  read_resolution_cache_note(view, info);
   return info;
 }
 

@@ -40,6 +40,13 @@ bool DependencyTree::all_found() const {
                      [](const DependencyEdge& e) { return e.dlopen || e.resolution.path.has_value(); });
 }
 
+bool loadable_together(const ElfIdentity& object, const ElfIdentity& candidate) {
+  auto gnu_or_sysv = [](uint8_t abi) { return abi == 0 || abi == 3; };
+  return object.elf_class == candidate.elf_class && object.byte_order == candidate.byte_order &&
+         object.machine == candidate.machine &&
+         (candidate.osabi == object.osabi || (gnu_or_sysv(candidate.osabi) && gnu_or_sysv(object.osabi)));
+}
+
 std::vector<DlopenDependency> dlopen_dependencies(const ElfInfo& info) {
   std::vector<DlopenDependency> deps = info.dlopen;
   std::string_view name = info.soname ? std::string_view(*info.soname) : std::string_view(info.path);
@@ -54,12 +61,7 @@ std::vector<DlopenDependency> dlopen_dependencies(const ElfInfo& info) {
 
 namespace {
 
-bool compatible(const ElfIdentity& want, const ElfIdentity& have) {
-  auto gnu_or_sysv = [](uint8_t abi) { return abi == 0 || abi == 3; };
-  return want.elf_class == have.elf_class && want.byte_order == have.byte_order && want.machine == have.machine &&
-         (have.osabi == want.osabi || (gnu_or_sysv(have.osabi) && gnu_or_sysv(want.osabi)));
-}
-
+bool compatible(const ElfIdentity& want, const ElfIdentity& have) { return loadable_together(want, have); }
 
 }  // namespace
 

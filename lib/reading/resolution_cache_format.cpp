@@ -1,0 +1,67 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "runpatch/resolution_cache.hpp"
+
+namespace runpatch {
+
+std::vector<uint8_t> encode_resolution_cache(const ResolutionCache& cache) {
+  std::vector<uint8_t> out;
+  auto put = [&](std::string_view text) {
+    out.insert(out.end(), text.begin(), text.end());
+    out.push_back(0);
+  };
+  for (const auto& entry : cache) {
+    put(entry.needed);
+    std::string joined;
+    for (const auto& location : entry.locations) (joined.empty() ? joined : joined += ":") += location;
+    put(joined);
+  }
+  out.push_back(0);
+  return out;
+}
+
+Expected<ResolutionCache> decode_resolution_cache(std::span<const uint8_t> descriptor) {
+  ResolutionCache cache;
+  size_t at = 0;
+  auto next_string = [&](const char* what) -> Expected<std::string> {
+    auto nul = std::find(descriptor.begin() + at, descriptor.end(), uint8_t(0));
+    if (nul == descriptor.end())
+      return make_error("", fmt::format("resolution cache: {} at descriptor byte {} is not NUL-terminated", what, at));
+    std::string text(descriptor.begin() + at, nul);
+    at = size_t(nul - descriptor.begin()) + 1;
+    return text;
+  };
+  for (;;) {
+    if (at >= descriptor.size())
+      return make_error("", "resolution cache: descriptor ends without its closing NUL");
+    RUNPATCH_TRY(std::string needed, next_string("library name"));
+    if (needed.empty()) break;  // the closing NUL
+    RUNPATCH_TRY(std::string joined, next_string("location list"));
+    ResolutionCacheEntry entry{std::move(needed), {}};
+    size_t start = 0;
+    for (;;) {
+      size_t colon = joined.find(':', start);
+      std::string location = joined.substr(start, colon - start);
+      if (location.empty() || (location[0] != '=' && location[0] != '?'))
+        return make_error("", fmt::format("resolution cache: location '{}' of {} starts with neither '=' nor '?'",
+                                          location, entry.needed));
+      entry.locations.push_back(std::move(location));
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+    if (!cache.empty() && !(cache.back().needed < entry.needed))
+      return make_error("", fmt::format("resolution cache: {} is out of order or repeated", entry.needed));
+    cache.push_back(std::move(entry));
+  }
+  return cache;
+}
+
+std::string format_resolution_cache_entry(const ResolutionCacheEntry& entry) {
+  std::string out = entry.needed + " =>";
+  for (size_t i = 0; i < entry.locations.size(); ++i) out += (i ? ":" : " ") + entry.locations[i];
+  return out;
+}
+
+}  // namespace runpatch
