@@ -46,6 +46,7 @@ struct AutoPatchedFile {
   bool set_interpreter = false;
   std::optional<std::string> runpath;  // what was (or would be) written
   std::optional<Error> error;
+  std::vector<std::string> warnings;  // from the edit, e.g. why no resolution cache was written
 };
 
 struct MissingDependency {

@@ -55,6 +55,7 @@ struct PolicyFileOutcome {
   Status status = Status::Unchanged;
   std::string old_runpath, new_runpath;
   std::string error;  // for Failed
+  std::vector<std::string> warnings;  // e.g. why no resolution cache was written
 };
 
 struct PolicyRun {
@@ -71,6 +72,7 @@ struct ApplyOptions {
   unsigned threads = 0;   // 0: one per core
   bool in_place = false;  // EditOptions::in_place: speed instead of atomic replacement
   std::function<void(size_t done, size_t total)> progress;  // called from worker threads as files finish
+  ResolutionCacheMode resolution_cache = ResolutionCacheMode::Refresh;  // EditRequest::resolution_cache
 };
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
                                 const ApplyOptions& options = {});

@@ -145,7 +145,8 @@ class EditPlanner {
     if (note_.action == NoteChange::Action::None) return plan;
     if (auto writes = note_writes_in_place()) {
       plan.strategy = EditStrategy::InPlace;
-      join_note(plan.layout_note, "resolution cache rewritten in place");
+      join_note(plan.layout_note, note_.action == NoteChange::Action::Remove ? "resolution cache removed"
+                                                                             : "resolution cache rewritten in place");
       plan.writes.insert(plan.writes.end(), writes->begin(), writes->end());
       return plan;
     }
@@ -174,7 +175,7 @@ class EditPlanner {
     if (!note_.existing_section) return std::nullopt;
     Shdr sh = view_.shdrs()[*note_.existing_section];
     sh.sh_name = 0;
-    if (inactive) sh.sh_type = elf::SHT_NULL, sh.sh_flags = 0;
+    if (inactive) sh = Shdr{};  // SHT_NULL: every field zero (gABI)
     std::vector<uint8_t> bytes(sizeof(Shdr));
     std::memcpy(bytes.data(), &sh, sizeof(Shdr));
     return PlannedWrite{WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff) + *note_.existing_section * sizeof(Shdr),
@@ -788,7 +789,7 @@ class EditPlanner {
         return {};
       }
       sh.sh_name = 0;
-      if (alone) sh.sh_type = elf::SHT_NULL, sh.sh_flags = 0;
+      if (alone) sh = Shdr{};  // SHT_NULL: every field zero (gABI)
     }
     if (place_note) return add_note_section(shdrs, eh, tail, seg_off, note_off, note_vaddr, note_size);
     return {};

@@ -13,6 +13,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
   run.problems = std::move(listing.problems);
   run.files.resize(listing.elf_files.size());
   EditRequest request = policy_request(policy);
+  request.resolution_cache = apply.resolution_cache;
   EditOptions options;
   options.dry_run = apply.dry_run;
   options.in_place = apply.in_place;
@@ -38,6 +39,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
       return;
     }
     out.new_runpath = apply_policy(policy, effective_runpath(outcome->before));
+    out.warnings = std::move(outcome->warnings);
     out.status = outcome->strategy == EditStrategy::Unchanged ? PolicyFileOutcome::Status::Unchanged
                                                               : PolicyFileOutcome::Status::Edited;
   };

@@ -206,6 +206,7 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
     options.in_place = o.in_place;
     auto edited = edit_elf_file(files[i], request, options);
     if (!edited) out.error = edited.error();
+    else out.warnings = std::move(edited->warnings);
   });
 
   for (const auto& f : result.files)

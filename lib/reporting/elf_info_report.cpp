@@ -3,6 +3,7 @@
 
 #include "runpatch/elf_types.hpp"
 #include "runpatch/report.hpp"
+#include "runpatch/resolution_cache.hpp"
 
 namespace runpatch {
 
@@ -14,6 +15,14 @@ std::string class_text(const ElfIdentity& id) {
 nlohmann::json dlopen_json(const std::vector<DlopenDependency>& deps) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& d : deps) out.push_back({{"soname", d.sonames}, {"feature", d.feature}, {"priority", d.priority}});
+  return out;
+}
+nlohmann::json resolution_cache_json(const std::optional<ResolutionCacheNote>& note) {
+  if (!note) return nullptr;
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& e : note->entries) entries.push_back({{"needed", e.needed}, {"locations", e.locations}});
+  nlohmann::json out = {{"offset", note->offset}, {"size", note->size}, {"entries", entries}};
+  if (!note->defect.empty()) out["defect"] = note->defect;
   return out;
 }
 std::string or_dash(const std::optional<std::string>& value) {
@@ -44,6 +53,11 @@ std::string format_elf_info(const ElfInfo& info) {
   for (const auto& d : info.dlopen)
     line("dlopen", fmt::format("{} ({}{})", fmt::join(d.sonames, " | "), d.priority.empty() ? "" : d.priority + ", ",
                                d.feature));
+  if (const auto& note = info.resolution_cache) {
+    if (!note->defect.empty()) line("ldcache", "unreadable: " + note->defect);
+    else if (note->entries.empty()) line("ldcache", "empty");
+    for (const auto& e : note->entries) line("ldcache", format_resolution_cache_entry(e));
+  }
   if (!info.duplicate_tags.empty())
     line("duplicates", fmt::format("{} (the loader uses the first)", fmt::join(info.duplicate_tags, " ")));
   return out;
@@ -87,6 +101,7 @@ nlohmann::json elf_info_json(const ElfInfo& info) {
       {"program_headers", info.phnum},
       {"duplicate_tags", info.duplicate_tags},
       {"dlopen", dlopen_json(info.dlopen)},
+      {"resolution_cache", resolution_cache_json(info.resolution_cache)},
   };
 }
 

@@ -30,6 +30,7 @@ void show_help(const char* argv0) {
              "syntax: {} [--set-interpreter FILENAME] [--page-size SIZE] [--print-interpreter] [--print-soname]\n"
              "  [--set-soname SONAME] [--set-rpath RPATH] [--add-rpath RPATH] [--remove-rpath] [--shrink-rpath]\n"
              "  [--allowed-rpath-prefixes PREFIXES] [--print-rpath] [--force-rpath] [--add-needed LIBRARY]\n"
+             "  [--build-resolution-cache]\n"
              "  [--remove-needed LIBRARY] [--replace-needed LIBRARY NEW_LIBRARY] [--print-needed] [--output FILE]\n"
              "  [--debug] [--version] FILENAME...\n",
              argv0);
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
     options.page_size = args.page_size;
     auto outcome = edit_elf_file(file, request, options);
     if (!outcome) fail(outcome.error().message());
+    for (const auto& warning : outcome->warnings) fmt::print(stderr, "warning: {}: {}\n", file, warning);
     if (args.debug)
       fmt::print(stderr, "patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
                  outcome->layout_note);

@@ -47,6 +47,7 @@ Expected<PatchelfArguments> parse_patchelf_arguments(const std::vector<std::stri
       a.replace_needed.emplace_back(from, to);
     } else if (arg == "--output") a.output = value();
     else if (arg == "--debug") a.debug = true;
+    else if (arg == "--build-resolution-cache") a.build_resolution_cache = true;
     else if (arg == "--help" || arg == "-h") a.help = true;
     else if (arg == "--version") a.version = true;
     else a.files.push_back(arg);
@@ -68,6 +69,7 @@ EditRequest patchelf_request(const PatchelfArguments& a) {
   request.add_needed = a.add_needed;
   request.remove_needed = a.remove_needed;
   request.replace_needed = a.replace_needed;
+  if (a.build_resolution_cache) request.resolution_cache = ResolutionCacheMode::Write;
   return request;
 }
 

@@ -15,6 +15,7 @@ struct PatchelfArguments {
   std::vector<std::string> files;  // every word that is not an option, as patchelf does
   std::optional<std::string> set_rpath, add_rpath, output, interpreter, soname;
   bool remove_rpath = false, shrink_rpath = false, force_rpath = false, debug = false;
+  bool build_resolution_cache = false;
   bool print_rpath = false, print_needed = false, print_interpreter = false, print_soname = false;
   bool help = false, version = false;
   std::vector<std::string> allowed_prefixes, add_needed, remove_needed;

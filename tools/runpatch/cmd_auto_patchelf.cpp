@@ -34,6 +34,7 @@ Command add_auto_patchelf_command(CLI::App& root) {
     bool no_recurse = false, keep_libc = false, ignore_existing = false, origin = false, dry_run = false, in_place = false;
     std::optional<std::string> interpreter;
     bool extra_args_marker = false;  // the arguments themselves are cut from argv by main()
+    ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand("auto-patchelf", "Drop-in for Nixpkgs' auto-patchelf: resolve needed libraries, set runpaths and interpreters");
@@ -50,6 +51,7 @@ Command add_auto_patchelf_command(CLI::App& root) {
   app->add_option("--interpreter", o->interpreter, "Interpreter (default: $NIX_BINTOOLS/nix-support/dynamic-linker)");
   app->add_flag("-n,--dry-run", o->dry_run, "Report, write nothing");
   add_in_place_flag(app, o->in_place);
+  add_ldcache_flags(app, o->ldcache);
   app->add_flag("--extra-args", o->extra_args_marker, "patchelf options applied to every file (must come last)");
   return {app, [o, ignore] {
             AutoPatchelfOptions options;
@@ -83,6 +85,7 @@ Command add_auto_patchelf_command(CLI::App& root) {
               }
               options.extra = patchelf_request(*extra);
             }
+            if (o->ldcache != ResolutionCacheMode::Refresh) options.extra.resolution_cache = o->ldcache;
             AutoPatchelfResult result = auto_patchelf(options);
             for (const auto& f : result.files) {
               if (!f.skip_reason.empty()) {
@@ -100,6 +103,7 @@ Command add_auto_patchelf_command(CLI::App& root) {
               }
               if (f.set_interpreter) fmt::print("setting interpreter of {}\n", f.path);
               if (f.runpath) fmt::print("setting RPATH to: {}\n", *f.runpath);
+              for (const auto& warning : f.warnings) fmt::print("warn: {}: {}\n", f.path, warning);
             }
             if (!result.missing.empty()) {
               fmt::print("auto-patchelf: {} dependencies could not be satisfied\n", result.missing.size());

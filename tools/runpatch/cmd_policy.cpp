@@ -15,12 +15,14 @@ struct PolicyCommandOptions {
   bool dry_run = false, force_rpath = false, in_place = false;
   std::vector<std::string> forbid;
   unsigned threads = 0;
+  ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
 };
 
 void add_common(CLI::App* app, PolicyCommandOptions& o) {
   app->add_option("PATH", o.paths, "Files or directories (every dynamically linked ELF file inside)")->required();
   app->add_flag("-n,--dry-run", o.dry_run, "Print old and new runpath per file; write nothing");
   add_in_place_flag(app, o.in_place);
+  add_ldcache_flags(app, o.ldcache);
   app->add_flag("--force-rpath", o.force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
   repeatable(app->add_option("--forbid", o.forbid, "Drop runpath entries under this prefix (e.g. the build directory)"));
   app->add_option("-j,--jobs", o.threads, "Threads (default: one per core)");
@@ -31,12 +33,14 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   policy.forbidden_prefixes.insert(policy.forbidden_prefixes.end(), o.forbid.begin(), o.forbid.end());
   std::vector<std::filesystem::path> paths(o.paths.begin(), o.paths.end());
   Progress progress(name, verbosity().quiet);
-  ApplyOptions options{o.dry_run, o.threads, o.in_place, [&](size_t done, size_t total) { progress.update(done, total); }};
+  ApplyOptions options{o.dry_run, o.threads, o.in_place, [&](size_t done, size_t total) { progress.update(done, total); },
+                       o.ldcache};
   PolicyRun run = apply_policy_to_paths(policy, paths, options);
   progress.finish();  // clear the line before results are printed
   for (const auto& p : run.problems) spdlog::error("{}", p.message());
   for (const auto& f : run.files) {
     using S = PolicyFileOutcome::Status;
+    for (const auto& warning : f.warnings) spdlog::warn("{}: {}", f.path, warning);
     if (f.status == S::Failed) spdlog::error("{}", f.error);
     else if (f.status == S::Edited && o.dry_run) fmt::print("{}: '{}' -> '{}'\n", f.path, f.old_runpath, f.new_runpath);
     else if (f.status == S::Edited) spdlog::debug("{}: '{}' -> '{}'", f.path, f.old_runpath, f.new_runpath);

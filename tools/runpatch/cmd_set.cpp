@@ -12,6 +12,7 @@ Command add_set_command(CLI::App& root) {
     std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output;
     bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false;
     std::vector<std::string> add_needed, remove_needed, replace_needed;
+    ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand("set", "Edit runpath, interpreter, soname or needed entries, in one pass");
@@ -32,6 +33,7 @@ Command add_set_command(CLI::App& root) {
   auto* output = app->add_option("-o,--output", o->output, "Write the result here instead of in place");
   app->add_flag("-n,--dry-run", o->dry_run, "Show what would change, write nothing");
   add_in_place_flag(app, o->in_place);
+  add_ldcache_flags(app, o->ldcache);
   return {app, [o, output] {
             if (o->output && o->files.size() != 1) {
               fmt::print(stderr, "runpatch: {} takes exactly one FILE\n", output->get_name());
@@ -39,6 +41,7 @@ Command add_set_command(CLI::App& root) {
             }
             EditRequest request;
             request.force_rpath = o->force_rpath;
+            request.resolution_cache = o->ldcache;
             if (o->runpath) request.runpath = set_runpath_update(*o->runpath);
             if (o->add_runpath) request.runpath = add_runpath_update(*o->add_runpath, false, true);
             if (o->prepend_runpath) request.runpath = add_runpath_update(*o->prepend_runpath, true, true);
@@ -61,6 +64,7 @@ Command add_set_command(CLI::App& root) {
                 status = kExitProblem;
                 continue;
               }
+              for (const auto& warning : outcome->warnings) fmt::print(stderr, "runpatch: {}: warning: {}\n", file, warning);
               if (outcome->strategy == EditStrategy::Unchanged) {
                 fmt::print("{}: unchanged\n", file);
               } else {

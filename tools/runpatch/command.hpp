@@ -2,7 +2,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+
 #include <functional>
+
+#include "runpatch/edit.hpp"
 
 namespace runpatch::cli {
 
@@ -41,6 +44,17 @@ inline CLI::Option* add_in_place_flag(CLI::App* app, bool& in_place) {
   return app->add_flag("--in-place", in_place,
                        "Write into each file directly (fast on huge files) instead of replacing it atomically "
                        "with an edited copy; a crash may then leave a mix of old and new");
+}
+
+// --ldcache / --remove-ldcache: what the edit does to the resolution-cache note.
+inline void add_ldcache_flags(CLI::App* app, ResolutionCacheMode& mode) {
+  auto* write = app->add_flag_callback(
+      "--ldcache", [&mode] { mode = ResolutionCacheMode::Write; },
+      "Write or refresh the resolution-cache note (.note.nixos.ldcache) for the final runpath, in the same write "
+      "(a note a file already has is always refreshed)");
+  auto* remove = app->add_flag_callback(
+      "--remove-ldcache", [&mode] { mode = ResolutionCacheMode::Remove; }, "Remove the resolution-cache note");
+  write->excludes(remove);
 }
 
 }  // namespace runpatch::cli
