@@ -57,3 +57,13 @@ nlohmann::json doctor_json(const DoctorReport& report);
 nlohmann::json driver_facts_json(const DriverFacts& facts);
 
 }  // namespace runpatch
+
+#include "runpatch/resolution_cache.hpp"
+
+namespace runpatch {
+
+// `tree --stats`: open attempts per direct DT_NEEDED, without and with the resolution cache.
+std::string format_open_attempts(const OpenAttemptStats& stats);
+nlohmann::json open_attempts_json(const OpenAttemptStats& stats);
+
+}  // namespace runpatch

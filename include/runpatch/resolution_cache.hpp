@@ -20,6 +20,7 @@
 
 #include "runpatch/elf_info.hpp"
 #include "runpatch/expected.hpp"
+#include "runpatch/resolve.hpp"
 
 namespace runpatch {
 
@@ -50,5 +51,23 @@ std::string resolution_cache_unavailable_reason(const ResolutionCacheInputs& inp
 
 // "name => =path:?dir" lines, for print and messages.
 std::string format_resolution_cache_entry(const ResolutionCacheEntry& entry);
+
+// How many files the loader tries to open for a file's direct DT_NEEDED,
+// without a resolution cache and with one: the file's own note, or the note
+// runpatch would write for it now. A directory found missing is tried once
+// per file, as ld.so remembers it (elf/dl-load.c).
+struct NeededOpenAttempts {
+  std::string name;
+  size_t without_note = 0;
+  size_t with_note = 0;
+};
+struct OpenAttemptStats {
+  std::vector<NeededOpenAttempts> needed;
+  size_t without_note = 0;
+  size_t with_note = 0;
+  bool note_in_file = false;  // false: counted with the note runpatch would write
+  bool note_possible = true;  // false: no note can be written (no runpath, nothing found through it)
+};
+Expected<OpenAttemptStats> count_open_attempts(const std::filesystem::path& file, const SearchEnvironment& env);
 
 }  // namespace runpatch

@@ -35,6 +35,10 @@ struct SearchEnvironment {
   // Go on searching after the first hit, recording each further one as an
   // attempt "also found": what the first hit shadows (runpatch doctor).
   bool every_candidate = false;
+  // Emulate Nixpkgs' loader patch: a DT_NEEDED listed in the requesting
+  // object's resolution-cache note is looked for at the note's locations
+  // instead of every DT_RUNPATH entry (runpatch/resolution_cache.hpp).
+  bool use_resolution_cache = false;
 
   // The running system: its loader's settings (asked lazily, see ask_host_loader)
   // and, if asked for, LD_LIBRARY_PATH from the environment.

@@ -174,9 +174,12 @@ class Resolver {
     }
     if (search(env_.ld_library_path, tree.objects[0], name, Rule{"LD_LIBRARY_PATH", FoundVia::LdLibraryPath}, r))
       return r;
-    if (req.info->runpath &&
-        search(split_runpath(*req.info->runpath), req, name, Rule{"runpath of", FoundVia::Runpath, &req.path}, r))
-      return r;
+    if (req.info->runpath) {
+      const ResolutionCacheEntry* cached = env_.use_resolution_cache ? cached_locations(*req.info, name) : nullptr;
+      if (cached ? search_cached(*cached, req, name, r)
+                 : search(split_runpath(*req.info->runpath), req, name, Rule{"runpath of", FoundVia::Runpath, &req.path}, r))
+        return r;
+    }
     if (req.info->nodeflib()) return r;
     if (search_cache(name, r)) return r;
     need_loader_facts();
@@ -264,6 +267,24 @@ class Resolver {
         }
         if (probe((dir == "/" ? "" : dir) + "/" + name, rule, r)) return true;
       }
+    return false;
+  }
+
+  static const ResolutionCacheEntry* cached_locations(const ElfInfo& info, const std::string& name) {
+    if (!info.resolution_cache || !info.resolution_cache->defect.empty()) return nullptr;
+    for (const auto& entry : info.resolution_cache->entries)
+      if (entry.needed == name) return &entry;
+    return nullptr;
+  }
+
+  // The note's locations in order: "=path" is opened as it is, "?dir" searched like a runpath entry.
+  bool search_cached(const ResolutionCacheEntry& entry, const LoadedObject& owner, const std::string& name,
+                     Resolution& r) {
+    Rule rule{"resolution cache of", FoundVia::Runpath, &owner.path};
+    for (const auto& location : entry.locations) {
+      std::string rest = location.substr(1);
+      if (location[0] == '=' ? probe(rest, rule, r) : search({rest}, owner, name, rule, r)) return true;
+    }
     return false;
   }
 

@@ -5,6 +5,7 @@
 #include "console.hpp"
 #include "runpatch/check.hpp"
 #include "runpatch/report.hpp"
+#include "runpatch/resolution_cache.hpp"
 #include "search_options.hpp"
 
 namespace runpatch::cli {
@@ -12,13 +13,16 @@ namespace runpatch::cli {
 Command add_tree_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> files;
-    bool json = false;
+    bool json = false, stats = false;
     SearchOptions search;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand("tree", "Show the dependency tree as ld.so resolves it, and where each came from");
   app->add_option("FILE", o->files, "ELF files")->required();
   app->add_flag("--json", o->json, "Print JSON");
+  app->add_flag("--stats", o->stats,
+                "Also count the loader's open attempts for the direct DT_NEEDED without and with a resolution-cache "
+                "note (the file's, or the one --ldcache would write)");
   o->search.add_to(app);
   return {app, [o] {
             SearchEnvironment session_env = o->search.environment();
@@ -35,12 +39,24 @@ Command add_tree_command(CLI::App& root) {
               }
               if (!tree->all_found()) status = kExitProblem;
               auto findings = tree_findings(file, *tree, session_env);
+              std::optional<OpenAttemptStats> stats;
+              if (o->stats) {
+                auto counted = count_open_attempts(file, session_env);
+                if (!counted) {
+                  fmt::print(stderr, "runpatch: {}\n", counted.error().message());
+                  status = kExitProblem;
+                } else {
+                  stats = std::move(*counted);
+                }
+              }
               if (o->json) {
                 auto json = tree_json(*tree);
                 json["findings"] = findings_json(findings);
+                if (stats) json["open_attempts"] = open_attempts_json(*stats);
                 all.push_back(std::move(json));
               } else {
                 fmt::print("{}{}", format_tree(*tree, stdout_wants_color()), format_findings(findings));
+                if (stats) fmt::print("{}", format_open_attempts(*stats));
               }
             }
             if (o->json) fmt::print("{}\n", all.dump(2));
