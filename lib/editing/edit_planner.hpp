@@ -772,7 +772,7 @@ class EditPlanner {
         plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF header"});
       }
     }
-    if (with_dynamic) add_symbol_updates(plan, moved, seg_vaddr + dyn_rel);
+    add_symbol_updates(plan, moved, with_dynamic ? seg_vaddr + dyn_rel : dynamic_vaddr());
     return plan;
   }
 

@@ -11,6 +11,7 @@
 #include "policy/check_nix_rules.hpp"
 #include "resolving/path_text.hpp"
 #include "runpatch/check.hpp"
+#include "runpatch/resolution_cache.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/policy.hpp"
 #include "runpatch/runpath_ops.hpp"
@@ -48,6 +49,7 @@ class Checker {
     file_ = path.string();
     check_runpath(info);
     check_dependencies(path, info);
+    check_resolution_cache(info);
     if (o_.interpreter && info.interpreter && *info.interpreter != *o_.interpreter)
       add("wrong-interpreter", fmt::format("interpreter is {}, expected {}", *info.interpreter, *o_.interpreter));
   }
@@ -101,6 +103,43 @@ class Checker {
       }
       if (S_ISDIR(st.st_mode) && !is_stubs_directory(e)) check_rules_nix::entry_stub(e, host, adder());
     }
+  }
+
+  // The note must say what the builder says now: a cached file that is gone,
+  // or a directory that gained or lost a library, makes it stale.
+  void check_resolution_cache(const ElfInfo& info) {
+    const auto& note = info.resolution_cache;
+    if (!note) return;
+    if (!note->defect.empty()) {
+      add("stale-ldcache", "the resolution cache is unreadable: " + note->defect);
+      return;
+    }
+    bool gone = false;
+    for (const auto& entry : note->entries)
+      for (const auto& location : entry.locations) {
+        std::error_code ec;
+        if (location[0] == '=' && !fs::exists(under_root(o_.env.root, location.substr(1)), ec)) {
+          add("stale-ldcache", fmt::format("the resolution cache sends {} to {}, which no longer exists", entry.needed,
+                                           location.substr(1)));
+          gone = true;
+        }
+      }
+    if (gone) return;
+    ResolutionCacheInputs inputs{info.needed, info.runpath.value_or(info.rpath.value_or("")), info.identity};
+    ResolutionCache now = build_resolution_cache(inputs, o_.env.root);
+    if (now == note->entries) return;
+    std::string what = "the note lists libraries the runpath no longer finds, or misses some it finds";
+    for (const auto& entry : now) {
+      auto old = std::find_if(note->entries.begin(), note->entries.end(),
+                              [&](const ResolutionCacheEntry& e) { return e.needed == entry.needed; });
+      if (old == note->entries.end() || *old != entry) {
+        what = fmt::format("for {} the note says '{}', the runpath now gives '{}'", entry.needed,
+                           old == note->entries.end() ? "" : format_resolution_cache_entry(*old).substr(entry.needed.size() + 4),
+                           format_resolution_cache_entry(entry).substr(entry.needed.size() + 4));
+        break;
+      }
+    }
+    add("stale-ldcache", what + " (refresh: runpatch set --ldcache FILE)");
   }
 
   void check_dependencies(const fs::path& path, const ElfInfo& info) {

@@ -22,6 +22,7 @@ const std::vector<RuleInfo>& check_rules() {
       {"unused-entry", Severity::Info, "a runpath entry resolves nothing (what --shrink would drop) and keeps its store path alive"},
       {"ld-library-path-shadowing", Severity::Warning, "LD_LIBRARY_PATH overrides the library the runpath would load"},
       {"runtime-stub", Severity::Error, "the toolkit's libcuda stub is resolvable from a runtime runpath entry"},
+      {"stale-ldcache", Severity::Error, "the resolution-cache note (.note.nixos.ldcache) no longer says what the runpath resolves"},
   };
   return rules;
 }
