@@ -12,19 +12,19 @@ _runpatch() {
   case ${COMP_WORDS[1]} in
     print) opts="--json" ;;
     scan) opts="--json --dynamic-paths --jobs" ;;
-    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run --in-place" ;;
-    tree) opts="--json --root --ld-library-path --ld-so-cache --ignore-environment" ;;
+    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run --in-place --ldcache --remove-ldcache" ;;
+    tree) opts="--json --stats --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     why) opts="--search --json --root --ld-library-path --ld-so-cache --ignore-environment" ;;
-    driver) opts="--driver-dir --dry-run --in-place --verbose --force-rpath --forbid --jobs" ;;
-    compat) opts="--libcuda --driver-dir --dry-run --in-place --verbose --force-rpath --forbid --jobs" ;;
-    apply) opts="--policy --dry-run --in-place --verbose --force-rpath --forbid --jobs" ;;
-    auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --in-place --extra-args" ;;
+    driver) opts="--driver-dir --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
+    compat) opts="--libcuda --driver-dir --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
+    apply) opts="--policy --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
+    auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --in-place --ldcache --remove-ldcache --extra-args" ;;
     doctor) opts="--json --proc-root --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     check) opts="--json --junit --sarif --fail-on --forbid --disable --driver-dir --interpreter --require --search --root --ignore-environment" ;;
   esac
   case $prev in
     --fail-on) COMPREPLY=($(compgen -W "error warning info" -- "$cur")); return ;;
-    --disable) COMPREPLY=($(compgen -W "unresolved-needed driver-library driver-dir-missing compat-after-driver stubs-entry forbidden-prefix relative-entry world-writable missing-entry duplicate-entry rpath-not-runpath wrong-interpreter foreign-machine cuda-version-mix closure-bloat unused-entry ld-library-path-shadowing runtime-stub" -- "$cur")); return ;;
+    --disable) COMPREPLY=($(compgen -W "unresolved-needed driver-library driver-dir-missing compat-after-driver stubs-entry forbidden-prefix relative-entry world-writable missing-entry duplicate-entry rpath-not-runpath wrong-interpreter foreign-machine cuda-version-mix closure-bloat unused-entry ld-library-path-shadowing runtime-stub stale-ldcache" -- "$cur")); return ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
