@@ -838,6 +838,7 @@ class EditPlanner {
   void add_symbol_updates(EditPlan& plan, const std::vector<MovedSection>& moved, uint64_t new_dynamic) const {
     using Sym = elf::Sym<E>;
     uint64_t old_dynamic = dynamic_vaddr();
+    if (moved.empty() && new_dynamic == old_dynamic) return;  // no symbol can change: spare the walk
     auto shdrs = view_.shdrs();
     for (const auto& sh : shdrs) {
       if ((sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM) || sh.sh_entsize != sizeof(Sym) ||
