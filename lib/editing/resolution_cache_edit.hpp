@@ -69,13 +69,14 @@ NoteChange plan_note_change(const ElfView<E>& view, const ElfInfo& info, const D
 
   ResolutionCacheInputs inputs;
   inputs.identity = info.identity;
-  const DynamicEntry* runpath = nullptr;
+  const DynamicEntry *runpath = nullptr, *rpath = nullptr;
   for (const auto& e : model.entries) {
     if (e.tag == elf::DT_NEEDED && e.text) inputs.needed.push_back(*e.text);
-    // ld.so ignores DT_RPATH when DT_RUNPATH is present.
-    if (e.text && (e.tag == elf::DT_RUNPATH || (e.tag == elf::DT_RPATH && !runpath))) runpath = &e;
+    // ld.so uses the first of each and ignores DT_RPATH when DT_RUNPATH is present.
+    if (e.text && e.tag == elf::DT_RUNPATH && !runpath) runpath = &e;
+    if (e.text && e.tag == elf::DT_RPATH && !rpath) rpath = &e;
   }
-  if (runpath) inputs.runpath = *runpath->text;
+  if (runpath || rpath) inputs.runpath = *(runpath ? runpath : rpath)->text;
   ResolutionCache cache = build_resolution_cache(inputs, request.resolution_root);
   if (std::string reason = resolution_cache_unavailable_reason(inputs, cache); !reason.empty()) {
     change.warnings.push_back(change.existing ? "resolution cache removed: " + reason

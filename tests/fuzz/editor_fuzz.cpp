@@ -1,6 +1,7 @@
 // Fuzz target: parse -> an edit chosen by the input -> apply the plan in
 // memory -> re-parse. The result must parse, say what was asked, and keep
-// every DT_NEEDED of the original.
+// every DT_NEEDED of the original; a resolution-cache note asked for must
+// read back as built, one asked away must be gone.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "editing/edit_planner.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/elf_info.hpp"
+#include "runpatch/resolution_cache.hpp"
 #include "runpatch/runpath_ops.hpp"
 
 namespace {
@@ -23,6 +25,9 @@ struct FuzzEdit {
 
 FuzzEdit choose_edit(uint8_t selector, uint8_t length) {
   FuzzEdit edit;
+  // Runpath entries that exist nowhere: the note, when written, holds "?" entries only (no file system luck).
+  if (selector & 4) edit.request.resolution_cache = length % 2 ? runpatch::ResolutionCacheMode::Write
+                                                                : runpatch::ResolutionCacheMode::Remove;
   std::string entry = "/fuzz/" + std::string(length, 'r');
   switch (selector % 4) {
     case 0: edit.runpath = entry; break;                          // fits or not, by length
@@ -37,12 +42,13 @@ FuzzEdit choose_edit(uint8_t selector, uint8_t length) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzEdit edit = choose_edit(static_cast<uint8_t>(size % 4), static_cast<uint8_t>(size / 4));
+  FuzzEdit edit = choose_edit(static_cast<uint8_t>(size % 8), static_cast<uint8_t>(size / 8));
   std::span<const uint8_t> bytes(data, size);
   const std::string name = "fuzz-input";
   auto before = runpatch::read_elf_info(bytes, name);
   if (!before) return 0;
   runpatch::EditOptions options;
+  edit.request.resolution_root = "/nonexistent-fuzz-root";
   auto plan = runpatch::visit_elf(bytes, name, [&](const auto& view) {
     using View = std::decay_t<decltype(view)>;
     return runpatch::EditPlanner<typename View::Target>(view, *before, options).plan(edit.request);
@@ -64,5 +70,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (after->needed != before->needed) std::abort();  // and keep every DT_NEEDED
   if (!edit.runpath.empty() && runpatch::effective_runpath(*after) != edit.runpath) std::abort();
   if (edit.request.soname && after->soname != edit.request.soname) std::abort();
+  using Mode = runpatch::ResolutionCacheMode;
+  if (edit.request.resolution_cache == Mode::Remove && after->resolution_cache) std::abort();
+  if (edit.request.resolution_cache == Mode::Write) {
+    runpatch::ResolutionCacheInputs inputs{after->needed, after->runpath.value_or(after->rpath.value_or("")),
+                                           after->identity};
+    auto expected = runpatch::build_resolution_cache(inputs, "/nonexistent-fuzz-root");
+    bool possible = runpatch::resolution_cache_unavailable_reason(inputs, expected).empty();
+    if (possible != after->resolution_cache.has_value()) std::abort();
+    if (possible && (!after->resolution_cache->defect.empty() || after->resolution_cache->entries != expected))
+      std::abort();
+  }
   return 0;
 }
