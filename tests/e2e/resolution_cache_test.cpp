@@ -289,6 +289,56 @@ TEST(LdcacheCli, TreeStatsCountsOpenAttempts) {
   EXPECT_EQ(test::run_command({(dir / "prog").string()}).output, "hello from lib\n");
 }
 
+// The hooks' commands: driver writes the notes, a later compat (without
+// --ldcache) refreshes them, auto-patchelf writes them; none is ever stale.
+TEST(LdcacheCli, PolicyCommandsWriteAndLaterOnesRefresh) {
+  fs::path pkg = host_fixture("cuda-pkg");
+  if (pkg.empty()) GTEST_SKIP() << "no host fixtures";
+  fs::path dir = test::scratch_dir("ldcache-cli/policy");
+  fs::copy(pkg, dir, fs::copy_options::recursive);
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), RUNPATCH_CLI);
+    auto r = test::run_command(args, true);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return r;
+  };
+  auto no_stale_note = [&] {
+    auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", "--driver-dir", (dir / "driver").string(),
+                                (dir / "bin").string(), (dir / "lib").string()});
+    EXPECT_EQ(r.output.find("stale-ldcache"), std::string::npos) << r.output;
+  };
+  fs::path prog = dir / "bin/cuda-prog";
+  cli({"driver", "--ldcache", "--driver-dir", (dir / "driver").string(), (dir / "bin").string(), (dir / "lib").string()});
+  auto info = read_elf_info(prog);
+  ASSERT_TRUE(info && info->resolution_cache);
+  EXPECT_EQ(info->resolution_cache->entries,
+            (ResolutionCache{{"libc.so.6", {"?$ORIGIN/../lib"}}, {"libcudart.so.13", {"?$ORIGIN/../lib"}}}));
+  EXPECT_EQ(test::run_command({prog.string()}).output, "libcuda: driver\n");
+  no_stale_note();
+
+  // compat puts its directory first, which holds no DT_NEEDED of the program: same pairs, still true.
+  cli({"compat", "--libcuda", (dir / "compat").string(), "--driver-dir", (dir / "driver").string(),
+       (dir / "bin").string(), (dir / "lib").string()});
+  EXPECT_EQ(read_elf_info(prog)->runpath, (dir / "compat").string() + ":" + (dir / "driver").string() + ":$ORIGIN/../lib");
+  EXPECT_EQ(read_elf_info(prog)->resolution_cache->entries, info->resolution_cache->entries);
+  EXPECT_EQ(test::run_command({prog.string()}).output, "libcuda: compat\n");
+  no_stale_note();
+
+  // auto-patchelf resolves libcudart to lib/ by absolute path: the note sends it there directly.
+  fs::path fresh = test::scratch_dir("ldcache-cli/policy-auto");
+  fs::copy(pkg, fresh, fs::copy_options::recursive);
+  cli({"auto-patchelf", "--paths", (fresh / "bin").string(), "--libs", (fresh / "lib").string(), "--ignore-missing",
+       "libc.so.6", "--ldcache"});
+  auto patched = read_elf_info(fresh / "bin/cuda-prog");
+  ASSERT_TRUE(patched && patched->resolution_cache) << "auto-patchelf --ldcache wrote no note";
+  bool direct = false;
+  for (const auto& e : patched->resolution_cache->entries)
+    if (e.needed == "libcudart.so.13")
+      direct = std::find(e.locations.begin(), e.locations.end(), "=" + (fresh / "lib/libcudart.so.13").string()) !=
+               e.locations.end();
+  EXPECT_TRUE(direct) << *patched->runpath;
+}
+
 // check: a note that no longer says what the runpath resolves is an error.
 TEST(LdcacheCli, CheckReportsAStaleNote) {
   fs::path dir = test::scratch_dir("ldcache-cli/stale");
