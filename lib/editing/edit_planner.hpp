@@ -176,10 +176,14 @@ class EditPlanner {
     Shdr sh = view_.shdrs()[*note_.existing_section];
     sh.sh_name = 0;
     if (inactive) sh = Shdr{};  // SHT_NULL: every field zero (gABI)
+    return section_header_write(*note_.existing_section, sh);
+  }
+
+  PlannedWrite section_header_write(size_t index, const Shdr& sh) const {
     std::vector<uint8_t> bytes(sizeof(Shdr));
     std::memcpy(bytes.data(), &sh, sizeof(Shdr));
-    return PlannedWrite{WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff) + *note_.existing_section * sizeof(Shdr),
-                        std::move(bytes), "section header"};
+    return {WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff) + index * sizeof(Shdr), std::move(bytes),
+            "section header"};
   }
 
   // Removal always works in place; a new note fits where the old one was when
@@ -215,10 +219,7 @@ class EditPlanner {
       if (note_.existing_section) {
         Shdr sh = view_.shdrs()[*note_.existing_section];
         sh.sh_size = note_.bytes.size();
-        std::vector<uint8_t> sh_bytes(sizeof(Shdr));
-        std::memcpy(sh_bytes.data(), &sh, sizeof(Shdr));
-        writes.push_back({WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff) + *note_.existing_section * sizeof(Shdr),
-                          std::move(sh_bytes), "section header"});
+        writes.push_back(section_header_write(*note_.existing_section, sh));
       }
     }
     return writes;
@@ -623,38 +624,11 @@ class EditPlanner {
       if (note_vaddr + note_bytes.size() < note_vaddr) return view_.error("no address space left above the last segment");
     }
 
-    Phdr& load = phdrs[load_at];
-    load.p_type = elf::PT_LOAD;
     // The loader may write DT_DEBUG and relocate the dynamic table; notes and headers are only read.
-    load.p_flags = with_dynamic ? elf::PF_R | elf::PF_W : elf::PF_R;
-    load.p_offset = seg_off;
-    load.p_vaddr = seg_vaddr;
-    load.p_paddr = seg_vaddr;
-    load.p_filesz = seg_size;
-    load.p_memsz = seg_size;
-    load.p_align = page;
-    if (note_load) {
-      Phdr& own = phdrs[load_at + 1];
-      own.p_type = elf::PT_LOAD;
-      own.p_flags = elf::PF_R;
-      own.p_offset = note_off;
-      own.p_vaddr = note_vaddr;
-      own.p_paddr = note_vaddr;
-      own.p_filesz = note_bytes.size();
-      own.p_memsz = note_bytes.size();
-      own.p_align = page;
-    }
-    if (note_at) {
-      Phdr& ph = phdrs[*note_at];
-      ph.p_type = elf::PT_NOTE;
-      ph.p_flags = elf::PF_R;
-      ph.p_offset = note_off;
-      ph.p_vaddr = note_vaddr;
-      ph.p_paddr = note_vaddr;
-      ph.p_filesz = note_bytes.size();
-      ph.p_memsz = note_bytes.size();
-      ph.p_align = 4;
-    }
+    describe(phdrs[load_at], elf::PT_LOAD, with_dynamic ? elf::PF_R | elf::PF_W : elf::PF_R, seg_off, seg_vaddr,
+             seg_size, page);
+    if (note_load) describe(phdrs[load_at + 1], elf::PT_LOAD, elf::PF_R, note_off, note_vaddr, note_bytes.size(), page);
+    if (note_at) describe(phdrs[*note_at], elf::PT_NOTE, elf::PF_R, note_off, note_vaddr, note_bytes.size(), 4);
 
     for (auto& e : placed.entries) {
       if (!with_dynamic) break;
@@ -774,6 +748,18 @@ class EditPlanner {
     }
     add_symbol_updates(plan, moved, with_dynamic ? seg_vaddr + dyn_rel : dynamic_vaddr());
     return plan;
+  }
+
+  static void describe(Phdr& ph, uint32_t type, uint32_t flags, uint64_t offset, uint64_t vaddr, uint64_t size,
+                       uint64_t align) {
+    ph.p_type = type;
+    ph.p_flags = flags;
+    ph.p_offset = offset;
+    ph.p_vaddr = vaddr;
+    ph.p_paddr = vaddr;
+    ph.p_filesz = size;
+    ph.p_memsz = size;
+    ph.p_align = align;
   }
 
   // The old note's section header follows the new note, or retires with it.
