@@ -13,8 +13,8 @@ _runpatch() {
     print) opts="--json" ;;
     scan) opts="--json --dynamic-paths --jobs" ;;
     set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run --in-place --ldcache --remove-ldcache" ;;
-    tree) opts="--json --stats --root --ld-library-path --ld-so-cache --ignore-environment" ;;
-    why) opts="--search --json --root --ld-library-path --ld-so-cache --ignore-environment" ;;
+    tree) opts="--json --stats --use-ldcache --root --ld-library-path --ld-so-cache --ignore-environment" ;;
+    why) opts="--search --json --use-ldcache --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     driver) opts="--driver-dir --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     compat) opts="--libcuda --driver-dir --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     apply) opts="--policy --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;

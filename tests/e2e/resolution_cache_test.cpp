@@ -286,6 +286,11 @@ TEST(LdcacheCli, TreeStatsCountsOpenAttempts) {
   EXPECT_EQ(after.at("note_in_file"), true);
   EXPECT_EQ(after.at("with_note"), before.at("with_note"));
   EXPECT_LT(after.at("with_note").get<int>(), after.at("without_note").get<int>());
+  // tree --use-ldcache resolves as the patched loader: libgreet comes straight from the note.
+  auto tree = test::run_command({RUNPATCH_CLI, "tree", "--use-ldcache", "--json", "--ignore-environment",
+                                 (dir / "prog").string()});
+  EXPECT_NE(tree.output.find("resolution cache of"), std::string::npos) << tree.output;
+  EXPECT_EQ(tree.output.find((dir / "empty0/libgreet.so").string()), std::string::npos) << "searched past the note";
   EXPECT_EQ(test::run_command({(dir / "prog").string()}).output, "hello from lib\n");
 }
 

@@ -13,12 +13,16 @@ struct SearchOptions {
   std::optional<std::string> ld_library_path;
   std::optional<std::string> ld_so_cache;
   bool ignore_environment = false;
+  bool use_ldcache = false;
 
   void add_to(CLI::App* app) {
     app->add_option("--root", root, "Resolve inside this tree (a Nix store, a Jetson rootfs)");
     app->add_option("--ld-library-path", ld_library_path, "Use this LD_LIBRARY_PATH instead of the environment's");
     app->add_option("--ld-so-cache", ld_so_cache, "Use this ld.so.cache (default: ROOT/etc/ld.so.cache)");
     app->add_flag("--ignore-environment", ignore_environment, "Ignore LD_LIBRARY_PATH of the environment");
+    app->add_flag("--use-ldcache", use_ldcache,
+                  "Resolve as Nixpkgs' patched loader does: a library listed in a file's .note.nixos.ldcache is "
+                  "looked for at the note's locations");
   }
 
   SearchEnvironment environment() const {
@@ -27,6 +31,7 @@ struct SearchOptions {
     env.root = root;
     if (ld_library_path) env.ld_library_path = split_search_path(*ld_library_path);
     if (ld_so_cache) env.ld_so_cache = *ld_so_cache;
+    env.use_resolution_cache = use_ldcache;
     return env;
   }
 };
