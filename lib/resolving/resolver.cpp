@@ -118,7 +118,10 @@ class Resolver {
     identity_ = info.identity;
     LoadedObject root{loader_view(file), std::make_shared<const ElfInfo>(std::move(info)), std::nullopt, 0};
     setup_defaults();
-    tree_.objects.push_back(root);
+    tree_.objects.reserve(32);
+    tree_.edges.reserve(64);
+    names_.reserve(32);
+    tree_.objects.push_back(std::move(root));
     names_.push_back({});
     record_inode(0, file.string());
     load_interpreter();
