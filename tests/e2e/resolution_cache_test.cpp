@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <regex>
 #include <sstream>
 
 #include "elf_checks.hpp"
@@ -43,20 +42,24 @@ std::optional<ResolutionCache> readelf_note(const fs::path& file) {
 // readelf -lW: the PT_NOTE at the note's offset lies in a read-only PT_LOAD.
 bool note_in_read_only_load(const fs::path& file, uint64_t note_offset) {
   auto r = test::run_command({"readelf", "-lW", file.string()});
-  std::regex row(R"(^\s+(LOAD|NOTE)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+(.{3}))");
   struct Row { std::string type; uint64_t off, size; std::string flags; };
   std::vector<Row> rows;
   std::istringstream lines(r.output);
   for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, row))
-      rows.push_back({m[1], std::stoull(m[2], nullptr, 16), std::stoull(m[3], nullptr, 16), m[4]});
+    // TYPE OFFSET VIRTADDR PHYSADDR FILESIZ MEMSIZ FLAGS... ALIGN (flags such as "R E" hold spaces)
+    std::istringstream fields(line);
+    std::vector<std::string> f;
+    for (std::string w; fields >> w;) f.push_back(w);
+    if (f.size() < 8 || (f[0] != "LOAD" && f[0] != "NOTE") || f[1].rfind("0x", 0) != 0) continue;
+    std::string flags;
+    for (size_t i = 6; i + 1 < f.size(); ++i) flags += f[i];
+    rows.push_back({f[0], std::stoull(f[1], nullptr, 16), std::stoull(f[4], nullptr, 16), flags});
   }
   for (const auto& note : rows) {
     if (note.type != "NOTE" || note.off != note_offset) continue;
     for (const auto& load : rows)
       if (load.type == "LOAD" && load.off <= note.off && note.off + note.size <= load.off + load.size)
-        return load.flags == "R  ";
+        return load.flags == "R";
   }
   return false;
 }
