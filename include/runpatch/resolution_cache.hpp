@@ -41,6 +41,9 @@ struct ResolutionCacheInputs {
   ElfIdentity identity;  // a candidate of another class or machine is skipped by the loader: not recorded
 };
 
+// The inputs of a file as it is now: its DT_NEEDED and effective runpath.
+ResolutionCacheInputs resolution_cache_inputs(const ElfInfo& info);
+
 // Looks at the files under root (the tree the loader will see as "/"). A
 // name with a slash, or one no entry matters for, is left out; an empty
 // result means "write no note".
@@ -48,6 +51,9 @@ ResolutionCache build_resolution_cache(const ResolutionCacheInputs& inputs, cons
 
 // Why a cache cannot be written for these inputs ("no runpath", ...), or "" when it can.
 std::string resolution_cache_unavailable_reason(const ResolutionCacheInputs& inputs, const ResolutionCache& cache);
+
+// Locations as the descriptor stores them: ":"-joined.
+std::string join_locations(const std::vector<std::string>& locations);
 
 // "name => =path:?dir" lines, for print and messages.
 std::string format_resolution_cache_entry(const ResolutionCacheEntry& entry);

@@ -162,11 +162,7 @@ class EditPlanner {
 
   // ---- Resolution-cache note in place ---------------------------------------
 
-  std::vector<uint8_t> phdr_bytes(const Phdr& ph) const {
-    std::vector<uint8_t> bytes(sizeof(Phdr));
-    std::memcpy(bytes.data(), &ph, sizeof(Phdr));
-    return bytes;
-  }
+  static std::vector<uint8_t> phdr_bytes(const Phdr& ph) { return bytes_of(std::span<const Phdr>(&ph, 1)); }
   uint64_t phdr_offset(size_t index) const { return uint64_t(view_.ehdr().e_phoff) + index * sizeof(Phdr); }
 
   // The section header of the old note, after the edit: renamed (and made
@@ -180,10 +176,8 @@ class EditPlanner {
   }
 
   PlannedWrite section_header_write(size_t index, const Shdr& sh) const {
-    std::vector<uint8_t> bytes(sizeof(Shdr));
-    std::memcpy(bytes.data(), &sh, sizeof(Shdr));
-    return {WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff) + index * sizeof(Shdr), std::move(bytes),
-            "section header"};
+    return {WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff) + index * sizeof(Shdr),
+            bytes_of(std::span<const Shdr>(&sh, 1)), "section header"};
   }
 
   // Removal always works in place; a new note fits where the old one was when
@@ -425,8 +419,8 @@ class EditPlanner {
   }
 
   // The PT_NOTE of a resolution-cache note this edit replaces or drops (it is not carried along).
-  bool is_replaced_note(const Phdr& ph) const {
-    return replaced_note_offset_ && ph.p_type == elf::PT_NOTE && ph.p_offset == *replaced_note_offset_;
+  static bool is_replaced_note(const Phdr& ph, std::optional<uint64_t> replaced_note) {
+    return replaced_note && ph.p_type == elf::PT_NOTE && ph.p_offset == *replaced_note;
   }
 
   // with_dynamic: a read-write segment takes the dynamic strings and section
@@ -452,7 +446,8 @@ class EditPlanner {
     bool place_note = !note_bytes.empty();
     bool replace_existing = note_.existing && (note_.action != NoteChange::Action::None || place_note);
     const bool existing_alone = replace_existing && note_.existing->alone;
-    if (existing_alone) replaced_note_offset_ = note_.existing->offset;
+    std::optional<uint64_t> replaced_note;
+    if (existing_alone) replaced_note = note_.existing->offset;
 
     // Entries that this edit frees: they become PT_NULL, reused below.
     std::string note;
@@ -490,7 +485,7 @@ class EditPlanner {
       }
       if (reused > 0 && note.empty()) note = slot_note;
       if (reused < wanted) {
-        if (evacuate_after_table(phoff + phdr_table_size, wanted - reused, carried, evacuated_interp)) {
+        if (evacuate_after_table(phoff + phdr_table_size, wanted - reused, replaced_note, carried, evacuated_interp)) {
           grow_in_place = true;
           join_note(note, "moved the interpreter string and notes after the program headers into the new segment");
         } else {
@@ -504,7 +499,7 @@ class EditPlanner {
     for (const auto& segment : {earlier_segment, earlier_note}) {
       if (!segment) continue;
       for (const auto& ph : view_.phdrs()) {
-        if (!covers(*segment, ph.p_offset, ph.p_filesz) || is_replaced_note(ph)) continue;
+        if (!covers(*segment, ph.p_offset, ph.p_filesz) || is_replaced_note(ph, replaced_note)) continue;
         if (ph.p_type == elf::PT_INTERP) interp_in_earlier = true;
         if (ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY) carry(carried, ph);
       }
@@ -846,10 +841,8 @@ class EditPlanner {
         if (!value) continue;
         Sym updated = sym;
         updated.st_value = *value;
-        std::vector<uint8_t> bytes(sizeof(Sym));
-        std::memcpy(bytes.data(), &updated, sizeof(Sym));
-        plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + i * sizeof(Sym), std::move(bytes),
-                               "symbol value"});
+        plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + i * sizeof(Sym),
+                               bytes_of(std::span<const Sym>(&updated, 1)), "symbol value"});
       }
     }
   }
@@ -877,8 +870,8 @@ class EditPlanner {
   // the interpreter string and notes live there: they move into the new
   // segment (PT_INTERP, PT_NOTE and their sections follow), and the table
   // grows where it is, inside the first PT_LOAD, as binutils expects it.
-  bool evacuate_after_table(uint64_t table_end, size_t entries, std::vector<CarriedRange>& carried,
-                            bool& interp_moves) const {
+  bool evacuate_after_table(uint64_t table_end, size_t entries, std::optional<uint64_t> replaced_note,
+                            std::vector<CarriedRange>& carried, bool& interp_moves) const {
     uint64_t need_end = table_end + entries * sizeof(Phdr);
     const Phdr* first_load = nullptr;
     for (const auto& ph : view_.phdrs())
@@ -921,7 +914,7 @@ class EditPlanner {
     }
     for (const Phdr* ph : chosen) {
       if (ph->p_type == elf::PT_INTERP) interp_moves = true;
-      else if (!is_replaced_note(*ph)) carry(carried, *ph);
+      else if (!is_replaced_note(*ph, replaced_note)) carry(carried, *ph);
     }
     return true;
   }
@@ -985,7 +978,6 @@ class EditPlanner {
   DynamicModel original_;
   DynamicModel model_;
   NoteChange note_;
-  std::optional<uint64_t> replaced_note_offset_;  // set while an appended layout replaces the old note
   const Phdr* interp_phdr_ = nullptr;
   bool interp_changed_ = false;
   bool interp_needs_room_ = false;

@@ -46,16 +46,15 @@ template <class E>
 std::vector<uint8_t> neutralized_note_header(const ElfView<E>& view, const NoteRef& note) {
   elf::Nhdr<E> header = *reinterpret_cast<const elf::Nhdr<E>*>(view.bytes().data() + note.offset);
   header.n_type = 0;
-  std::vector<uint8_t> bytes(sizeof(header));
-  std::memcpy(bytes.data(), &header, sizeof(header));
-  return bytes;
+  return bytes_of(std::span<const elf::Nhdr<E>>(&header, 1));
 }
 
 template <class E>
 NoteChange plan_note_change(const ElfView<E>& view, const ElfInfo& info, const DynamicModel& model,
                             const EditRequest& request) {
   NoteChange change;
-  change.existing = find_resolution_cache_note(view);
+  // The reader already knows whether there is a note; only then walk the notes for its segment and neighbours.
+  if (info.resolution_cache) change.existing = find_resolution_cache_note(view);
   if (change.existing) {
     auto shdrs = view.shdrs();
     for (size_t i = 0; i < shdrs.size(); ++i)

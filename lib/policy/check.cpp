@@ -125,8 +125,7 @@ class Checker {
         }
       }
     if (gone) return;
-    ResolutionCacheInputs inputs{info.needed, info.runpath.value_or(info.rpath.value_or("")), info.identity};
-    ResolutionCache now = build_resolution_cache(inputs, o_.env.root);
+    ResolutionCache now = build_resolution_cache(resolution_cache_inputs(info), o_.env.root);
     if (now == note->entries) return;
     std::string what = "the note lists libraries the runpath no longer finds, or misses some it finds";
     for (const auto& entry : now) {
@@ -134,8 +133,8 @@ class Checker {
                               [&](const ResolutionCacheEntry& e) { return e.needed == entry.needed; });
       if (old == note->entries.end() || *old != entry) {
         what = fmt::format("for {} the note says '{}', the runpath now gives '{}'", entry.needed,
-                           old == note->entries.end() ? "" : format_resolution_cache_entry(*old).substr(entry.needed.size() + 4),
-                           format_resolution_cache_entry(entry).substr(entry.needed.size() + 4));
+                           old == note->entries.end() ? "" : join_locations(old->locations),
+                           join_locations(entry.locations));
         break;
       }
     }

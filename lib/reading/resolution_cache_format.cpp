@@ -14,9 +14,7 @@ std::vector<uint8_t> encode_resolution_cache(const ResolutionCache& cache) {
   };
   for (const auto& entry : cache) {
     put(entry.needed);
-    std::string joined;
-    for (const auto& location : entry.locations) (joined.empty() ? joined : joined += ":") += location;
-    put(joined);
+    put(join_locations(entry.locations));
   }
   out.push_back(0);
   return out;
@@ -58,10 +56,14 @@ Expected<ResolutionCache> decode_resolution_cache(std::span<const uint8_t> descr
   return cache;
 }
 
+std::string join_locations(const std::vector<std::string>& locations) {
+  std::string joined;
+  for (size_t i = 0; i < locations.size(); ++i) (i ? joined += ":" : joined) += locations[i];
+  return joined;
+}
+
 std::string format_resolution_cache_entry(const ResolutionCacheEntry& entry) {
-  std::string out = entry.needed + " =>";
-  for (size_t i = 0; i < entry.locations.size(); ++i) out += (i ? ":" : " ") + entry.locations[i];
-  return out;
+  return entry.needed + " => " + join_locations(entry.locations);
 }
 
 }  // namespace runpatch

@@ -52,7 +52,7 @@ Expected<OpenAttemptStats> count_open_attempts(const std::filesystem::path& file
   const ElfInfo& info = *tree.objects[0].info;
   stats.note_in_file = info.resolution_cache.has_value();
   if (!stats.note_in_file) {
-    ResolutionCacheInputs inputs{info.needed, info.runpath.value_or(info.rpath.value_or("")), info.identity};
+    ResolutionCacheInputs inputs = resolution_cache_inputs(info);
     ResolutionCache cache = build_resolution_cache(inputs, env.root);
     stats.note_possible = resolution_cache_unavailable_reason(inputs, cache).empty();
     auto with_note = std::make_shared<ElfInfo>(info);

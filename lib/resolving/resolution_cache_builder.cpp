@@ -8,6 +8,7 @@
 #include "runpatch/edit.hpp"
 #include "runpatch/resolution_cache.hpp"
 #include "runpatch/resolve.hpp"
+#include "runpatch/runpath_ops.hpp"
 
 namespace runpatch {
 
@@ -32,6 +33,10 @@ bool loadable_candidate(const std::filesystem::path& host, const ElfIdentity& id
 }
 
 }  // namespace
+
+ResolutionCacheInputs resolution_cache_inputs(const ElfInfo& info) {
+  return {info.needed, effective_runpath(info), info.identity};
+}
 
 ResolutionCache build_resolution_cache(const ResolutionCacheInputs& inputs, const std::filesystem::path& root) {
   std::map<std::string, std::vector<std::string>> locations;  // byte order, as the loader's lookup expects

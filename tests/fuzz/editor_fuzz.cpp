@@ -73,8 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using Mode = runpatch::ResolutionCacheMode;
   if (edit.request.resolution_cache == Mode::Remove && after->resolution_cache) std::abort();
   if (edit.request.resolution_cache == Mode::Write) {
-    runpatch::ResolutionCacheInputs inputs{after->needed, after->runpath.value_or(after->rpath.value_or("")),
-                                           after->identity};
+    runpatch::ResolutionCacheInputs inputs = runpatch::resolution_cache_inputs(*after);
     auto expected = runpatch::build_resolution_cache(inputs, "/nonexistent-fuzz-root");
     bool possible = runpatch::resolution_cache_unavailable_reason(inputs, expected).empty();
     if (possible != after->resolution_cache.has_value()) std::abort();

@@ -1,5 +1,7 @@
 #include "elf_checks.hpp"
 
+#include <gtest/gtest.h>
+
 namespace runpatch::test {
 
 std::string readelf_warnings(const std::filesystem::path& file) {
@@ -22,6 +24,12 @@ CommandResult run_program(const FixtureArch& arch, const std::filesystem::path& 
 std::string strip_tool(const FixtureArch& arch) {
   if (arch.compiler == "cc") return "strip";
   return arch.compiler.substr(0, arch.compiler.size() - 3) + "strip";  // aarch64-linux-gnu-gcc -> ...-strip
+}
+
+void expect_greets(const FixtureArch& arch, const std::filesystem::path& program) {
+  auto r = run_program(arch, program);
+  EXPECT_EQ(r.exit_code, 0) << program << ": " << r.output;
+  EXPECT_EQ(r.output, "hello from lib\n") << program;
 }
 
 bool can_run(const FixtureArch& arch) { return arch.qemu == "-" || have_program(arch.qemu); }

@@ -23,6 +23,9 @@ CommandResult run_program(const FixtureArch& arch, const std::filesystem::path& 
 // The arch's strip (host strip for x86_64).
 std::string strip_tool(const FixtureArch& arch);
 
+// Runs a fixture program (natively or under qemu-user) and expects libgreet's greeting.
+void expect_greets(const FixtureArch& arch, const std::filesystem::path& program);
+
 // The arch can run programs here (host, or qemu-user installed).
 bool can_run(const FixtureArch& arch);
 
