@@ -251,6 +251,7 @@ TEST(LdcacheCli, PatchelfFrontEndWritesTheSameNote) {
   EXPECT_EQ(*a, *b);
   EXPECT_EQ(a->at(0).locations, (std::vector<std::string>{"?/nonexistent"}));  // libc.so.6
   EXPECT_EQ(test::run_command({(dir / "front").string()}).output, "hello from lib\n");
+  EXPECT_EQ(test::run_command({(dir / "ours").string()}).output, "hello from lib\n");
 }
 
 // Nine directories without the library before the one with it: the loader
@@ -341,6 +342,11 @@ TEST(LdcacheCli, PolicyCommandsWriteAndLaterOnesRefresh) {
       direct = std::find(e.locations.begin(), e.locations.end(), "=" + (fresh / "lib/libcudart.so.13").string()) !=
                e.locations.end();
   EXPECT_TRUE(direct) << *patched->runpath;
+  // It runs as the unpatched program does (its libcudart still finds only the stub libcuda).
+  auto before = test::run_command({(pkg / "bin/cuda-prog").string()}, true);
+  auto after = test::run_command({(fresh / "bin/cuda-prog").string()}, true);
+  EXPECT_EQ(after.exit_code, before.exit_code);
+  EXPECT_EQ(after.output, before.output);
 }
 
 // check: a note that no longer says what the runpath resolves is an error.
@@ -352,6 +358,7 @@ TEST(LdcacheCli, CheckReportsAStaleNote) {
   fs::copy_file(host_fixture("prog-pie"), dir / "prog");
   std::string runpath = (dir / "a").string() + ":" + (dir / "b").string();
   ASSERT_EQ(test::run_command({RUNPATCH_CLI, "set", "--runpath", runpath, "--ldcache", (dir / "prog").string()}).exit_code, 0);
+  EXPECT_EQ(test::run_command({(dir / "prog").string()}).output, "hello from lib\n");
   auto check = [&] { return test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", (dir / "prog").string()}); };
   auto fresh = check();
   EXPECT_EQ(fresh.output.find("stale-ldcache"), std::string::npos) << fresh.output;
