@@ -33,8 +33,8 @@ struct CacheLayout {
 Expected<CacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const std::string& path);
 
 // A mapped cache answering lookups in place, as the loader does: a resolver
-// asks for a few dozen names, so parsing thousands of entries into strings
-// would cost more than every lookup together; hashing the keys in place does not.
+// asks for a few dozen names, so parsing (or even indexing) thousands of
+// entries would cost more than every lookup together.
 class LdSoCache {
  public:
   static Expected<LdSoCache> open(const std::filesystem::path& path);
@@ -46,9 +46,6 @@ class LdSoCache {
   MappedFile file_;
   CacheLayout layout_;
   std::string_view key_of(uint64_t index) const;  // empty when out of bounds
-  // Open-addressing hash of keys: slot -> entry index + 1 (0 = empty). One
-  // allocation for the whole index, where a map would make one per entry.
-  std::vector<uint32_t> slots_;
 };
 
 // The directories an ld.so.conf names, following `include` globs (relative to root).

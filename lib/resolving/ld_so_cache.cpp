@@ -148,25 +148,35 @@ Expected<LdSoCache> LdSoCache::open(const std::filesystem::path& path) {
 }
 
 namespace {
-uint64_t fnv1a(std::string_view text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
+// ldconfig's order (glibc's _dl_cache_libcmp): runs of digits compare as
+// numbers, so libfoo.so.10 sorts after libfoo.so.9; a digit sorts after any
+// other character. The numbers wrap at 32 bits as the loader's int does, so
+// absurd version numbers still sort as ldconfig sorted them.
+int library_name_order(std::string_view a, std::string_view b) {
+  auto digit = [](std::string_view s, size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '9'; };
+  auto sign = [](uint32_t difference) { return static_cast<int32_t>(difference) < 0 ? -1 : 1; };
+  size_t i = 0, j = 0;
+  while (i < a.size()) {
+    if (digit(a, i) && digit(b, j)) {
+      uint32_t x = 0, y = 0;
+      for (; digit(a, i); ++i) x = x * 10 + uint32_t(a[i] - '0');
+      for (; digit(b, j); ++j) y = y * 10 + uint32_t(b[j] - '0');
+      if (x != y) return sign(x - y);
+    } else if (digit(a, i)) {
+      return 1;
+    } else if (digit(b, j)) {
+      return -1;
+    } else if (j >= b.size() || a[i] != b[j]) {
+      return j >= b.size() ? 1 : sign(uint32_t(static_cast<unsigned char>(a[i])) - static_cast<unsigned char>(b[j]));
+    } else {
+      ++i, ++j;
+    }
+  }
+  return j < b.size() ? -1 : 0;
 }
 }  // namespace
 
-LdSoCache::LdSoCache(MappedFile file, CacheLayout layout) : file_(std::move(file)), layout_(layout) {
-  uint64_t size = 16;
-  while (size < 2 * layout_.count) size *= 2;
-  slots_.assign(size, 0);
-  for (uint64_t i = 0; i < layout_.count; ++i) {
-    std::string_view key = key_of(i);
-    if (key.empty()) continue;
-    uint64_t slot = fnv1a(key) & (size - 1);
-    while (slots_[slot] != 0) slot = (slot + 1) & (size - 1);
-    slots_[slot] = static_cast<uint32_t>(i + 1);
-  }
-}
+LdSoCache::LdSoCache(MappedFile file, CacheLayout layout) : file_(std::move(file)), layout_(layout) {}
 
 std::string_view LdSoCache::key_of(uint64_t index) const {
   auto bytes = file_.bytes();
@@ -174,14 +184,28 @@ std::string_view LdSoCache::key_of(uint64_t index) const {
   return string_at(bytes, layout_.strings_base, read_u32(bytes, key_field, layout_.big_endian)).value_or("");
 }
 
+// A binary search over the mapped entries, as the loader does (ldconfig
+// writes them in descending library_name_order): a run touches a few pages
+// of the cache instead of indexing all of it.
 std::vector<CacheEntry> LdSoCache::lookup(std::string_view name) const {
-  std::vector<uint32_t> matches;
-  uint64_t mask = slots_.size() - 1;
-  for (uint64_t slot = fnv1a(name) & mask; slots_[slot] != 0; slot = (slot + 1) & mask)
-    if (key_of(slots_[slot] - 1) == name) matches.push_back(slots_[slot] - 1);
-  std::sort(matches.begin(), matches.end());  // the cache's own order decides
+  uint64_t low = 0, high = layout_.count;  // [low, high) still to search
+  std::optional<uint64_t> hit;
+  while (low < high && !hit) {
+    uint64_t middle = low + (high - low) / 2;
+    int order = library_name_order(name, key_of(middle));
+    if (order == 0) hit = middle;
+    else if (order < 0) low = middle + 1;
+    else high = middle;
+  }
   std::vector<CacheEntry> found;
-  for (uint32_t i : matches)
+  if (!hit) return found;
+  // Entries that compare equal are adjacent. Equal means equal in that order,
+  // as for the loader: "libv.so.09" finds libv.so.9.
+  auto same = [&](uint64_t i) { return library_name_order(name, key_of(i)) == 0; };
+  uint64_t first = *hit, last = *hit + 1;
+  while (first > 0 && same(first - 1)) --first;
+  while (last < layout_.count && same(last)) ++last;
+  for (uint64_t i = first; i < last; ++i)  // the cache's own order decides
     if (auto entry = entry_at(file_.bytes(), file_.path(), layout_, i)) found.push_back(std::move(*entry));
   return found;
 }

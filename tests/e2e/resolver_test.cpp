@@ -193,12 +193,12 @@ TEST_F(ResolverTree, AlreadyLoadedSonameSatisfiesLaterRequests) {
   EXPECT_EQ(loaded_greets, 1);
 }
 
-// The in-place index must answer exactly what a full parse lists, in cache order.
-TEST(LdSoCacheIndex, LookupMatchesFullParseOfTheHostCache) {
-  if (!fs::exists("/etc/ld.so.cache")) GTEST_SKIP() << "no /etc/ld.so.cache on this machine";
-  auto parsed = read_ld_so_cache("/etc/ld.so.cache");
+// The in-place binary search must answer exactly what a full parse lists, in
+// cache order, and nothing for names between the keys.
+void expect_lookups_match_full_parse(const fs::path& cache_file) {
+  auto parsed = read_ld_so_cache(cache_file);
   ASSERT_TRUE(parsed) << parsed.error().message();
-  auto cache = LdSoCache::open("/etc/ld.so.cache");
+  auto cache = LdSoCache::open(cache_file);
   ASSERT_TRUE(cache) << cache.error().message();
   std::map<std::string, std::vector<std::string>> expected;
   for (const auto& entry : *parsed) expected[entry.name].push_back(entry.path);
@@ -207,8 +207,50 @@ TEST(LdSoCacheIndex, LookupMatchesFullParseOfTheHostCache) {
     std::vector<std::string> found;
     for (const auto& entry : cache->lookup(name)) found.push_back(entry.path);
     EXPECT_EQ(found, paths) << name;
+    for (const std::string& absent : {name + "x", name.substr(0, name.size() - 1), "0" + name}) {
+      if (expected.count(absent) == 0) {
+        EXPECT_TRUE(cache->lookup(absent).empty()) << "'" << absent << "' is not in the cache";
+      }
+    }
   }
   EXPECT_TRUE(cache->lookup("libdoes-not-exist.so.42").empty());
+  EXPECT_TRUE(cache->lookup("").empty());
+}
+
+TEST(LdSoCacheLookup, MatchesFullParseOfTheHostCache) {
+  if (!fs::exists("/etc/ld.so.cache")) GTEST_SKIP() << "no /etc/ld.so.cache on this machine";
+  expect_lookups_match_full_parse("/etc/ld.so.cache");
+}
+
+// ldconfig's order compares digit runs as numbers (libv.so.9 < libv.so.10):
+// names chosen to sit on every side of that rule, in all three cache formats.
+TEST_F(ResolverTree, LookupMatchesFullParseOfGeneratedCaches) {
+  if (!test::have_program("ldconfig") && !fs::exists("/sbin/ldconfig")) GTEST_SKIP() << "ldconfig is missing";
+  fs::path root = dir_ / "root";
+  const std::vector<std::string> sonames = {
+      "libv.so.1", "libv.so.2", "libv.so.9", "libv.so.10", "libv.so.100", "libv2.so", "libv10.so",
+      "libva.so",  "libvA.so",  "libv_.so",  "libv-1.2.so.3", "libv-1.10.so.3", "liba.so.1", "libz.so.1",
+      "lib9.so",   "libQt5Core.so.5", "libx.so.4294967296", "libx.so.4294967297"};
+  for (const auto& soname : sonames) {
+    fs::path lib = copy(host_.dir / "lib/libgreet.so", root / "opt/v/lib" / soname);
+    EditRequest r;
+    r.soname = soname;
+    edit(lib, r);
+  }
+  test::write_file(root / "etc/ld.so.conf", {'/', 'o', 'p', 't', '/', 'v', '/', 'l', 'i', 'b', '\n'});
+  for (const char* format : {"new", "old", "compat"}) {
+    SCOPED_TRACE(format);
+    auto r = test::run_command({"ldconfig", "-r", root.string(), "-c", format}, true);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    expect_lookups_match_full_parse(root / "etc/ld.so.cache");
+    auto cache = LdSoCache::open(root / "etc/ld.so.cache");
+    ASSERT_TRUE(cache);
+    for (const auto& soname : sonames) EXPECT_EQ(cache->lookup(soname).size(), 1u) << soname;
+    // The loader compares version numbers, not text (glibc's _dl_cache_libcmp).
+    auto leading_zero = cache->lookup("libv.so.09");
+    ASSERT_EQ(leading_zero.size(), 1u);
+    EXPECT_EQ(leading_zero[0].path, "/opt/v/lib/libv.so.9");
+  }
 }
 
 TEST_F(ResolverTree, CacheGeneratedByLdconfigInAForeignRoot) {
