@@ -66,14 +66,28 @@ bool compatible(const ElfIdentity& want, const ElfIdentity& have) { return loada
 }  // namespace
 
 struct ResolutionSession::State {
+  // Lookups by std::string_view without building a std::string key.
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  template <typename Value>
+  using TextMap = std::unordered_map<std::string, Value, TextHash, std::equal_to<>>;
+
   SearchEnvironment env;
   bool loader_facts_asked = false;
   bool cache_loaded = false;
   std::optional<LdSoCache> cache;
   std::vector<std::string> conf_dirs;
-  std::unordered_map<std::string, bool> dir_exists;
-  std::unordered_map<std::string, Expected<std::shared_ptr<const ElfInfo>>> infos;  // by host path
-  std::unordered_map<std::string, std::optional<struct stat>> stats;  // by host path, following links
+  TextMap<bool> dir_exists;
+  TextMap<Expected<std::shared_ptr<const ElfInfo>>> infos;  // by host path
+  TextMap<std::optional<struct stat>> stats;  // by host path, following links
+  // Searches that do not depend on the tree they are made in (see
+  // Resolver::reusable), by root identity, requester and name: a session's
+  // trees mostly repeat the same requests (libc.so.6 of libstdc++.so.6).
+  TextMap<Resolution> searches;
+  TextMap<fs::path> canonical_dirs;
+  std::deque<std::pair<ElfIdentity, MachineDefaults>> defaults;  // by root identity; a deque keeps references
 
   const std::optional<struct stat>& stat_of(const std::string& host) {
     auto it = stats.find(host);
@@ -82,6 +96,27 @@ struct ResolutionSession::State {
       it = stats.emplace(host, ::stat(host.c_str(), &st) == 0 ? std::optional<struct stat>(st) : std::nullopt).first;
     }
     return it->second;
+  }
+
+  // fs::weakly_canonical, with each directory resolved once per session: it
+  // costs a readlink per component, and a session's files share directories.
+  fs::path canonical(const fs::path& file) {
+    std::error_code ec;
+    fs::path absolute = fs::absolute(file, ec);
+    fs::path name = absolute.filename();
+    struct stat st {};
+    if (name.empty() || name == "." || name == ".." || ::lstat(absolute.c_str(), &st) != 0 || S_ISLNK(st.st_mode))
+      return fs::weakly_canonical(absolute, ec);
+    auto dir = canonical_dirs.find(absolute.parent_path().native());
+    if (dir == canonical_dirs.end())
+      dir = canonical_dirs.emplace(absolute.parent_path().native(), fs::weakly_canonical(absolute.parent_path(), ec)).first;
+    return dir->second / name;
+  }
+
+  const MachineDefaults& defaults_of(const ElfIdentity& identity) {
+    for (const auto& [id, known] : defaults)
+      if (id == identity) return known;
+    return defaults.emplace_back(identity, machine_defaults(identity)).second;
   }
 
   const Expected<std::shared_ptr<const ElfInfo>>& info_of(const std::string& host) {
@@ -125,9 +160,10 @@ class Resolver {
     names_.push_back({});
     record_inode(0, file.string());
     load_interpreter();
-    for (const auto& name : env_.preload) link(0, resolve(tree_, 0, name));
+    // The names outlive the tree's construction (the session's environment, the shared ElfInfo), so names_ may view them.
+    for (const auto& name : env_.preload) link(0, name, resolve(tree_, 0, name));
     for (size_t i = 0; i < tree_.objects.size(); ++i)
-      for (const auto& name : tree_.objects[i].info->needed) link(i, resolve(tree_, i, name));
+      for (const auto& name : tree_.objects[i].info->needed) link(i, name, resolve(tree_, i, name));
     // dlopen searches with the calling object's own DT_RUNPATH, like a DT_NEEDED of it.
     size_t loaded = tree_.objects.size();
     for (size_t i = 0; i < loaded; ++i)
@@ -150,16 +186,47 @@ class Resolver {
       identity_ = tree.objects[0].info->identity;
       setup_defaults();
     }
-    Resolution r;
-    r.name = name;
-    const LoadedObject& req = tree.objects[requester];
     for (size_t i = 0; i < tree.objects.size() && i < names_.size(); ++i)
       if (std::find(names_[i].begin(), names_[i].end(), name) != names_[i].end() || tree.objects[i].path == name) {
+        Resolution r;
+        r.name = name;
         r.path = tree.objects[i].path;
         r.via = FoundVia::AlreadyLoaded;
         r.via_object = tree.objects[i].path;
         return r;
       }
+    if (!reusable(tree, requester)) return search_all(tree, requester, name);
+    search_key_.clear();
+    for (uint64_t field : {uint64_t(identity_.elf_class), uint64_t(identity_.byte_order), uint64_t(identity_.machine),
+                           uint64_t(identity_.osabi), uint64_t(identity_.abiversion), uint64_t(identity_.flags)})
+      search_key_.append(std::to_string(field)).push_back(',');
+    search_key_.append(tree.objects[requester].path).push_back('\0');
+    search_key_.append(name);
+    auto known = state_.searches.find(std::string_view(search_key_));
+    if (known == state_.searches.end())
+      known = state_.searches.emplace(search_key_, search_all(tree, requester, name)).first;
+    return known->second;
+  }
+
+ private:
+  // Whether what requester finds for a name depends on nothing but the
+  // session, the root's identity and the requester (path and contents): not
+  // when DT_RPATH of the loader chain takes part, nor when LD_LIBRARY_PATH
+  // expands the root's $ORIGIN.
+  bool reusable(const DependencyTree& tree, size_t requester) const {
+    for (const auto& entry : env_.ld_library_path)
+      if (entry.find('$') != std::string::npos) return false;
+    if (tree.objects[requester].info->runpath) return true;
+    for (std::optional<size_t> l = requester; l; l = tree.objects[*l].loader)
+      if (tree.objects[*l].info->rpath) return false;
+    return !tree.objects[0].info->rpath;
+  }
+
+  // Every rule after the loaded objects, in the loader's order.
+  Resolution search_all(const DependencyTree& tree, size_t requester, const std::string& name) {
+    Resolution r;
+    r.name = name;
+    const LoadedObject& req = tree.objects[requester];
     // Each search returns true once the name is found, unless every
     // candidate is wanted (then it goes on and only the first hit counts).
     if (name.find('/') != std::string::npos) {
@@ -190,8 +257,7 @@ class Resolver {
     return r;
   }
 
- private:
-  void setup_defaults() { interpreter_default_ = machine_defaults(identity_).interpreter; }
+  void setup_defaults() { interpreter_default_ = state_.defaults_of(identity_).interpreter; }
 
   // Default dirs, $LIB and $PLATFORM: asked of the host loader (once, lazily) or
   // derived from the machine. Most trees never need them: the cache answers.
@@ -199,7 +265,7 @@ class Resolver {
     if (loader_facts_ready_) return;
     loader_facts_ready_ = true;
     env_.complete_from_host_loader();
-    MachineDefaults defaults = machine_defaults(identity_);
+    const MachineDefaults& defaults = state_.defaults_of(identity_);
     default_dirs_ = env_.default_dirs.value_or(defaults.default_dirs);
     platform_ = env_.platform.empty() ? defaults.platform : env_.platform;
     lib_ = env_.lib.empty() ? (defaults.multiarch.empty() ? "lib" : "lib/" + defaults.multiarch) : env_.lib;
@@ -218,26 +284,26 @@ class Resolver {
     record_inode(tree_.objects.size() - 1, host_path(interp));
   }
 
-  void link(size_t from, Resolution&& resolved) {
+  void link(size_t from, std::string_view name, Resolution&& resolved) {
     DependencyEdge edge{from, std::move(resolved), std::nullopt};
     const Resolution& r = edge.resolution;
     if (r.path) {
       std::string host = host_path(*r.path);
       std::optional<size_t> existing;
       if (const auto& st = state_.stat_of(host)) {
-        auto it = inodes_.find({st->st_dev, st->st_ino});
-        if (it != inodes_.end()) existing = it->second;
+        for (const auto& [dev, ino, index] : inodes_)
+          if (dev == st->st_dev && ino == st->st_ino) existing = index;
       }
       for (size_t i = 0; !existing && i < tree_.objects.size(); ++i)
         if (tree_.objects[i].path == *r.path) existing = i;
       if (existing) {
         edge.to = existing;
-        names_[*existing].push_back(r.name);
+        names_[*existing].push_back(name);
       } else {
         const auto& info = state_.info_of(host);
         if (info) {
           tree_.objects.push_back({*r.path, *info, from, tree_.objects[from].depth + 1});
-          names_.push_back({r.name});
+          names_.push_back({name});
           if ((*info)->soname) names_.back().push_back(*(*info)->soname);
           edge.to = tree_.objects.size() - 1;
           record_inode(*edge.to, host);
@@ -248,7 +314,7 @@ class Resolver {
   }
 
   void record_inode(size_t index, const std::string& host) {
-    if (const auto& st = state_.stat_of(host)) inodes_.emplace(std::make_pair(st->st_dev, st->st_ino), index);
+    if (const auto& st = state_.stat_of(host)) inodes_.emplace_back(st->st_dev, st->st_ino, index);
   }
 
   bool search_rpath_of(const DependencyTree& tree, size_t object, const std::string& name, Resolution& r) {
@@ -379,10 +445,9 @@ class Resolver {
 
   // The loader's view of a host path: relative to root.
   std::string loader_view(const fs::path& file) const {
-    std::error_code ec;
-    fs::path absolute = fs::weakly_canonical(fs::absolute(file), ec);
+    fs::path absolute = state_.canonical(file);
     if (env_.root == "/" || env_.root.empty()) return absolute.string();
-    fs::path root = fs::weakly_canonical(fs::absolute(env_.root), ec);
+    fs::path root = state_.canonical(env_.root);
     auto rel = absolute.lexically_relative(root);
     if (rel.empty() || rel.native().rfind("..", 0) == 0) return absolute.string();
     return "/" + rel.string();
@@ -408,8 +473,9 @@ class Resolver {
   ResolutionSession::State& state_;
   SearchEnvironment& env_;  // the session's: host loader facts are filled in on first need
   DependencyTree tree_;
-  std::vector<std::vector<std::string>> names_;  // names each object satisfies
-  std::map<std::pair<dev_t, ino_t>, size_t> inodes_;
+  std::vector<std::vector<std::string_view>> names_;  // names each object satisfies
+  std::vector<std::tuple<dev_t, ino_t, size_t>> inodes_;  // a tree has dozens of objects: a scan beats a map
+  std::string search_key_;  // reused: building the key allocates nothing after the first tree
   ElfIdentity identity_{};
   std::vector<std::string> default_dirs_;
   std::string platform_, lib_, interpreter_default_;

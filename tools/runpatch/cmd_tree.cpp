@@ -30,6 +30,7 @@ Command add_tree_command(CLI::App& root) {
             ResolutionSession session(session_env);
             int status = kExitOk;
             nlohmann::json all = nlohmann::json::array();
+            bool color = stdout_wants_color();
             for (const auto& file : o->files) {
               auto tree = session.resolve_tree(file);
               if (!tree) {
@@ -55,7 +56,7 @@ Command add_tree_command(CLI::App& root) {
                 if (stats) json["open_attempts"] = open_attempts_json(*stats);
                 all.push_back(std::move(json));
               } else {
-                fmt::print("{}{}", format_tree(*tree, stdout_wants_color()), format_findings(findings));
+                fmt::print("{}{}", format_tree(*tree, color), format_findings(findings));
                 if (stats) fmt::print("{}", format_open_attempts(*stats));
               }
             }
