@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "resolving/machine_defaults.hpp"
@@ -85,7 +86,15 @@ struct ResolutionSession::State {
   // Searches that do not depend on the tree they are made in (see
   // Resolver::reusable), by root identity, requester and name: a session's
   // trees mostly repeat the same requests (libc.so.6 of libstdc++.so.6).
-  TextMap<Resolution> searches;
+  struct Search {
+    Resolution resolution;
+    // The file found, as link() needs it: known when the search is reused.
+    std::optional<std::pair<dev_t, ino_t>> inode;
+    std::shared_ptr<const ElfInfo> info;
+    std::optional<size_t> loaded;  // FoundVia::AlreadyLoaded: the tree's object
+  };
+  TextMap<Search> searches;
+  TextMap<std::vector<CacheEntry>> cache_entries;  // ld.so.cache lookups by name
   TextMap<fs::path> canonical_dirs;
   std::deque<std::pair<ElfIdentity, MachineDefaults>> defaults;  // by root identity; a deque keeps references
 
@@ -161,9 +170,9 @@ class Resolver {
     record_inode(0, file.string());
     load_interpreter();
     // The names outlive the tree's construction (the session's environment, the shared ElfInfo), so names_ may view them.
-    for (const auto& name : env_.preload) link(0, name, resolve(tree_, 0, name));
+    for (const auto& name : env_.preload) link(0, name, find(tree_, 0, name));
     for (size_t i = 0; i < tree_.objects.size(); ++i)
-      for (const auto& name : tree_.objects[i].info->needed) link(i, name, resolve(tree_, i, name));
+      for (const auto& name : tree_.objects[i].info->needed) link(i, name, find(tree_, i, name));
     // dlopen searches with the calling object's own DT_RUNPATH, like a DT_NEEDED of it.
     size_t loaded = tree_.objects.size();
     for (size_t i = 0; i < loaded; ++i)
@@ -173,42 +182,55 @@ class Resolver {
           r = resolve(tree_, i, soname);
           if (r.path) break;
         }
-        DependencyEdge edge{i, r, std::nullopt, true, dep.feature};
-        for (size_t k = 0; r.path && k < tree_.objects.size(); ++k)
-          if (tree_.objects[k].path == *r.path) edge.to = k;
+        DependencyEdge edge{i, std::move(r), std::nullopt, true, dep.feature};
+        const Resolution& found = edge.resolution;
+        for (size_t k = 0; found.path && k < tree_.objects.size(); ++k)
+          if (tree_.objects[k].path == *found.path) edge.to = k;
         tree_.edges.push_back(std::move(edge));
       }
     return std::move(tree_);
   }
 
   Resolution resolve(const DependencyTree& tree, size_t requester, const std::string& name) {
+    return find(tree, requester, name).resolution;
+  }
+
+ private:
+  using Search = ResolutionSession::State::Search;
+
+  Search find(const DependencyTree& tree, size_t requester, const std::string& name) {
     if (identity_.machine == 0) {
       identity_ = tree.objects[0].info->identity;
       setup_defaults();
     }
     for (size_t i = 0; i < tree.objects.size() && i < names_.size(); ++i)
       if (std::find(names_[i].begin(), names_[i].end(), name) != names_[i].end() || tree.objects[i].path == name) {
-        Resolution r;
+        Search loaded;
+        Resolution& r = loaded.resolution;
         r.name = name;
         r.path = tree.objects[i].path;
         r.via = FoundVia::AlreadyLoaded;
         r.via_object = tree.objects[i].path;
-        return r;
+        loaded.loaded = i;
+        return loaded;
       }
-    if (!reusable(tree, requester)) return search_all(tree, requester, name);
-    search_key_.clear();
-    for (uint64_t field : {uint64_t(identity_.elf_class), uint64_t(identity_.byte_order), uint64_t(identity_.machine),
-                           uint64_t(identity_.osabi), uint64_t(identity_.abiversion), uint64_t(identity_.flags)})
-      search_key_.append(std::to_string(field)).push_back(',');
+    if (!reusable(tree, requester)) return {search_all(tree, requester, name), std::nullopt, nullptr, std::nullopt};
+    search_key_.resize(identity_key_size_);
     search_key_.append(tree.objects[requester].path).push_back('\0');
     search_key_.append(name);
     auto known = state_.searches.find(std::string_view(search_key_));
-    if (known == state_.searches.end())
-      known = state_.searches.emplace(search_key_, search_all(tree, requester, name)).first;
+    if (known == state_.searches.end()) {
+      Search search{search_all(tree, requester, name), std::nullopt, nullptr, std::nullopt};
+      if (search.resolution.path) {
+        std::string host = host_path(*search.resolution.path);
+        if (const auto& st = state_.stat_of(host)) search.inode.emplace(st->st_dev, st->st_ino);
+        if (const auto& info = state_.info_of(host)) search.info = *info;
+      }
+      known = state_.searches.emplace(search_key_, std::move(search)).first;
+    }
     return known->second;
   }
 
- private:
   // Whether what requester finds for a name depends on nothing but the
   // session, the root's identity and the requester (path and contents): not
   // when DT_RPATH of the loader chain takes part, nor when LD_LIBRARY_PATH
@@ -257,7 +279,14 @@ class Resolver {
     return r;
   }
 
-  void setup_defaults() { interpreter_default_ = state_.defaults_of(identity_).interpreter; }
+  void setup_defaults() {
+    interpreter_default_ = state_.defaults_of(identity_).interpreter;
+    search_key_.clear();
+    for (uint64_t field : {uint64_t(identity_.elf_class), uint64_t(identity_.byte_order), uint64_t(identity_.machine),
+                           uint64_t(identity_.osabi), uint64_t(identity_.abiversion), uint64_t(identity_.flags)})
+      search_key_.append(std::to_string(field)).push_back(',');
+    identity_key_size_ = search_key_.size();
+  }
 
   // Default dirs, $LIB and $PLATFORM: asked of the host loader (once, lazily) or
   // derived from the machine. Most trees never need them: the cache answers.
@@ -284,30 +313,33 @@ class Resolver {
     record_inode(tree_.objects.size() - 1, host_path(interp));
   }
 
-  void link(size_t from, std::string_view name, Resolution&& resolved) {
-    DependencyEdge edge{from, std::move(resolved), std::nullopt};
+  void link(size_t from, std::string_view name, Search&& found) {
+    DependencyEdge edge{from, std::move(found.resolution), std::nullopt};
     const Resolution& r = edge.resolution;
-    if (r.path) {
-      std::string host = host_path(*r.path);
-      std::optional<size_t> existing;
-      if (const auto& st = state_.stat_of(host)) {
-        for (const auto& [dev, ino, index] : inodes_)
-          if (dev == st->st_dev && ino == st->st_ino) existing = index;
+    if (found.loaded) {
+      edge.to = found.loaded;
+      names_[*found.loaded].push_back(name);
+    } else if (r.path) {
+      std::string host;
+      if (!found.info) {  // not a reused search: look the file up
+        host = host_path(*r.path);
+        if (const auto& st = state_.stat_of(host)) found.inode.emplace(st->st_dev, st->st_ino);
+        if (const auto& info = state_.info_of(host)) found.info = *info;
       }
+      std::optional<size_t> existing;
+      for (const auto& [dev, ino, index] : inodes_)
+        if (found.inode && dev == found.inode->first && ino == found.inode->second) existing = index;
       for (size_t i = 0; !existing && i < tree_.objects.size(); ++i)
         if (tree_.objects[i].path == *r.path) existing = i;
       if (existing) {
         edge.to = existing;
         names_[*existing].push_back(name);
-      } else {
-        const auto& info = state_.info_of(host);
-        if (info) {
-          tree_.objects.push_back({*r.path, *info, from, tree_.objects[from].depth + 1});
-          names_.push_back({name});
-          if ((*info)->soname) names_.back().push_back(*(*info)->soname);
-          edge.to = tree_.objects.size() - 1;
-          record_inode(*edge.to, host);
-        }
+      } else if (found.info) {
+        tree_.objects.push_back({*r.path, found.info, from, tree_.objects[from].depth + 1});
+        names_.push_back({name});
+        if (found.info->soname) names_.back().push_back(*found.info->soname);
+        edge.to = tree_.objects.size() - 1;
+        if (found.inode) inodes_.emplace_back(found.inode->first, found.inode->second, *edge.to);
       }
     }
     tree_.edges.push_back(std::move(edge));
@@ -368,7 +400,9 @@ class Resolver {
       }
     }
     if (state_.cache) {
-      for (const auto& entry : state_.cache->lookup(name))  // the cache's own order decides
+      auto entries = state_.cache_entries.find(std::string_view(name));
+      if (entries == state_.cache_entries.end()) entries = state_.cache_entries.emplace(name, state_.cache->lookup(name)).first;
+      for (const auto& entry : entries->second)  // the cache's own order decides
         if (probe(entry.path, Rule{"ld.so.cache", FoundVia::LdSoCache}, r)) return true;
       return false;
     }
@@ -476,6 +510,7 @@ class Resolver {
   std::vector<std::vector<std::string_view>> names_;  // names each object satisfies
   std::vector<std::tuple<dev_t, ino_t, size_t>> inodes_;  // a tree has dozens of objects: a scan beats a map
   std::string search_key_;  // reused: building the key allocates nothing after the first tree
+  size_t identity_key_size_ = 0;  // search_key_ starts with the root identity
   ElfIdentity identity_{};
   std::vector<std::string> default_dirs_;
   std::string platform_, lib_, interpreter_default_;
