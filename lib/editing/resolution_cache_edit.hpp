@@ -44,7 +44,7 @@ std::vector<uint8_t> resolution_cache_note_bytes(const std::vector<uint8_t>& des
 // segment with others stops being a resolution cache without moving them.
 template <class E>
 std::vector<uint8_t> neutralized_note_header(const ElfView<E>& view, const NoteRef& note) {
-  elf::Nhdr<E> header = *reinterpret_cast<const elf::Nhdr<E>*>(view.bytes().data() + note.offset);
+  elf::Nhdr<E> header = *reinterpret_cast<const elf::Nhdr<E>*>(view.data_at(note.offset, sizeof header));
   header.n_type = 0;
   return bytes_of(std::span<const elf::Nhdr<E>>(&header, 1));
 }
@@ -86,7 +86,7 @@ NoteChange plan_note_change(const ElfView<E>& view, const ElfInfo& info, const D
   change.bytes = resolution_cache_note_bytes<E>(encode_resolution_cache(cache));
   bool same = change.existing && change.existing->size == change.bytes.size() &&
               view.in_file(change.existing->offset, change.bytes.size()) &&
-              std::equal(change.bytes.begin(), change.bytes.end(), view.bytes().begin() + change.existing->offset);
+              std::equal(change.bytes.begin(), change.bytes.end(), view.data_at(change.existing->offset, change.bytes.size()));
   if (!same) change.action = NoteChange::Action::Write;
   return change;
 }

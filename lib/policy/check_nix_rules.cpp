@@ -19,15 +19,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // "libcublas.so.13.0.2" -> {"libcublas", "13"}; nullopt for unversioned names.
-std::optional<std::pair<std::string, std::string>> soname_major(const std::string& name) {
+std::optional<std::pair<std::string, std::string>> soname_major(std::string_view name) {
   auto so = name.find(".so.");
   if (so == std::string::npos) return std::nullopt;
-  std::string major = name.substr(so + 4, name.find('.', so + 4) - (so + 4));
+  std::string_view major = name.substr(so + 4, name.find('.', so + 4) - (so + 4));
   if (major.empty()) return std::nullopt;
-  return std::make_pair(name.substr(0, so), major);
+  return std::make_pair(std::string(name.substr(0, so)), std::string(major));
 }
 
-bool is_cuda_library(const std::string& base) {
+bool is_cuda_library(std::string_view base) {
   for (const char* prefix : {"libcu", "libnv", "libnpp", "libcudnn", "libnccl", "libcutensor"})
     if (base.rfind(prefix, 0) == 0) return true;
   return false;
@@ -71,8 +71,9 @@ void version_mix(const DependencyTree& tree, const AddFinding& add) {
   std::map<std::string, std::pair<std::string, size_t>> releases;  // release -> (package, object)
   for (size_t i = 1; i < tree.objects.size(); ++i) {
     const auto& o = tree.objects[i];
-    std::string name = o.info->soname.value_or(o.path.substr(o.path.rfind('/') + 1));
-    if (auto sm = soname_major(name); sm && is_cuda_library(sm->first)) majors[sm->first].emplace(sm->second, i);
+    std::string_view name = o.info->soname ? std::string_view(*o.info->soname) : basename_view(o.path);
+    if (is_cuda_library(name))  // checked first: most objects are not, and need no strings built
+      if (auto sm = soname_major(name)) majors[sm->first].emplace(sm->second, i);
     if (auto store = parse_store_path(o.path))
       if (auto release = cuda_release_of(*store)) releases.emplace(*release, std::make_pair(store->name, i));
   }

@@ -11,16 +11,18 @@
 
 namespace runpatch {
 
-// f: (ElfView<E>&) -> Expected<R> for every target E; returns that Expected<R>.
-template <class F>
-auto visit_elf(std::span<const uint8_t> bytes, const std::string& path, F&& f)
+namespace detail {
+// The class and byte order of an image whose first bytes (up to 16) are ident.
+template <class Parse, class F>
+auto visit_ident(std::span<const uint8_t> ident, const std::string& path, Parse&& parse, F&& f)
     -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
+  const auto& bytes = ident;
   if (bytes.size() < 4 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F')
     return make_error(path, "not an ELF file (bad magic)", 0);
   if (bytes.size() < 16) return make_error(path, "truncated ELF identification", 0);
   uint8_t cls = bytes[elf::EI_CLASS], data = bytes[elf::EI_DATA];
   auto run = [&]<class E>() -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
-    RUNPATCH_TRY(ElfView<E> view, ElfView<E>::parse(bytes, path));
+    RUNPATCH_TRY(ElfView<E> view, parse.template operator()<E>());
     return f(view);
   };
   if (data != elf::ELFDATA2LSB && data != elf::ELFDATA2MSB)
@@ -31,6 +33,25 @@ auto visit_elf(std::span<const uint8_t> bytes, const std::string& path, F&& f)
   if (cls == elf::ELFCLASS32)
     return big ? run.template operator()<elf::Elf32BE>() : run.template operator()<elf::Elf32LE>();
   return make_error(path, fmt::format("unknown ELF class {}", cls), elf::EI_CLASS);
+}
+}  // namespace detail
+
+// f: (ElfView<E>&) -> Expected<R> for every target E; returns that Expected<R>.
+template <class F>
+auto visit_elf(std::span<const uint8_t> bytes, const std::string& path, F&& f)
+    -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
+  auto parse = [&]<class E>() { return ElfView<E>::parse(bytes, path); };
+  return detail::visit_ident(bytes.first(std::min<size_t>(bytes.size(), 16)), path, parse, std::forward<F>(f));
+}
+
+// The same over a file read on demand.
+template <class F>
+auto visit_elf(const FileReader& reader, F&& f) -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
+  uint64_t ident_size = std::min<uint64_t>(reader.size(), 16);
+  const uint8_t* ident = reader.at(0, ident_size);
+  if (!ident) return make_error(reader.path(), "cannot read the ELF identification", 0);
+  auto parse = [&]<class E>() { return ElfView<E>::parse(reader); };
+  return detail::visit_ident(std::span<const uint8_t>(ident, ident_size), reader.path(), parse, std::forward<F>(f));
 }
 
 }  // namespace runpatch

@@ -6,7 +6,7 @@
 #include "reading/resolution_cache_note.hpp"
 #include "reading/dynamic_table.hpp"
 #include "reading/elf_dispatch.hpp"
-#include "runpatch/mapped_file.hpp"
+#include "reading/file_reader.hpp"
 
 namespace runpatch {
 
@@ -78,7 +78,7 @@ Expected<ElfInfo> extract(const ElfView<E>& view) {
   info.identity.abiversion = eh.e_ident[elf::EI_ABIVERSION];
   info.identity.flags = eh.e_flags;
   info.type = eh.e_type;
-  info.file_size = view.bytes().size();
+  info.file_size = view.size();
   info.phnum = view.phdrs().size();
   info.shnum = view.shdrs().size();
   for (const auto& ph : view.phdrs())
@@ -97,8 +97,8 @@ Expected<ElfInfo> read_elf_info(std::span<const uint8_t> bytes, const std::strin
 }
 
 Expected<ElfInfo> read_elf_info(const std::filesystem::path& path) {
-  RUNPATCH_TRY(MappedFile file, MappedFile::open(path));
-  return read_elf_info(file.bytes(), file.path());
+  RUNPATCH_TRY(FileReader file, FileReader::open(path));
+  return visit_elf(file, [](const auto& view) { return extract(view); });
 }
 
 bool ElfInfo::is_pie() const {

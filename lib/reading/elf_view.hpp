@@ -1,7 +1,8 @@
-// ElfView<E>: bounds-checked, typed access to an ELF image held in memory.
-// Construction validates the ELF header and both header tables; every later
-// access (vaddr translation, tables, strings) checks its range again and
-// returns an Error that names the file, the offset and what is wrong.
+// ElfView<E>: bounds-checked, typed access to an ELF image, held in memory (a
+// mapping) or read on demand (FileReader). Construction validates the ELF
+// header and both header tables; every later access (vaddr translation,
+// tables, strings) checks its range again and returns an Error that names
+// the file, the offset and what is wrong.
 #pragma once
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "reading/file_reader.hpp"
 #include "runpatch/elf_types.hpp"
 #include "runpatch/expected.hpp"
 
@@ -43,14 +45,27 @@ class ElfView {
   using Dyn = elf::Dyn<E>;
 
   static Expected<ElfView> parse(std::span<const uint8_t> bytes, std::string path) {
-    ElfView view(bytes, std::move(path));
+    ElfView view(bytes, nullptr, bytes.size(), std::move(path));
+    RUNPATCH_CHECK(view.validate());
+    return view;
+  }
+  // reader must outlive the view.
+  static Expected<ElfView> parse(const FileReader& reader) {
+    ElfView view({}, &reader, reader.size(), reader.path());
     RUNPATCH_CHECK(view.validate());
     return view;
   }
 
   const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }
+  // The whole file, for a view over a mapping (the editor's); empty for one read on demand.
   std::span<const uint8_t> bytes() const { return bytes_; }
-  const Ehdr& ehdr() const { return *reinterpret_cast<const Ehdr*>(bytes_.data()); }
+  // [off, off + len), which the caller has checked with in_file; null only
+  // when reading it from the file fails.
+  const uint8_t* data_at(uint64_t off, uint64_t len) const {
+    return reader_ ? reader_->at(off, len) : bytes_.data() + off;
+  }
+  const Ehdr& ehdr() const { return *ehdr_; }
   std::span<const Phdr> phdrs() const { return phdrs_; }
   std::span<const Shdr> shdrs() const { return shdrs_; }
   uint32_t shstrndx() const { return shstrndx_; }
@@ -90,9 +105,11 @@ class ElfView {
     auto bytes = checked_mul(count, sizeof(T));
     if (!bytes || !in_file(off, *bytes))
       return error(fmt::format("{} ({} entries of {} bytes) extends past end of file (size {})",
-                               what, count, sizeof(T), bytes_.size()),
+                               what, count, sizeof(T), size_),
                    off);
-    return std::span<const T>(reinterpret_cast<const T*>(bytes_.data() + off), count);
+    const uint8_t* data = data_at(off, *bytes);
+    if (!data) return error(fmt::format("cannot read {} ({} bytes)", what, *bytes), off);
+    return std::span<const T>(reinterpret_cast<const T*>(data), count);
   }
 
   // The NUL-terminated string at index of the table [table_off, table_off+table_size).
@@ -102,26 +119,34 @@ class ElfView {
       return error(fmt::format("{} string index {} is outside the string table (size {})", what,
                                index, table_size),
                    table_off);
-    const char* begin = reinterpret_cast<const char*>(bytes_.data() + table_off + index);
-    const void* nul = std::memchr(begin, 0, table_size - index);
-    if (!nul)
-      return error(fmt::format("{} string at index {} is not NUL-terminated", what, index),
-                   table_off + index);
-    return std::string_view(begin, static_cast<const char*>(nul) - begin);
+    uint64_t rest = table_size - index;
+    // Read on demand, a string is looked for in a short piece first: tables
+    // are long, names short.
+    for (uint64_t piece = reader_ ? std::min<uint64_t>(rest, 256) : rest;; piece = std::min(rest, piece * 4)) {
+      const char* begin = reinterpret_cast<const char*>(data_at(table_off + index, piece));
+      if (!begin) return error(fmt::format("cannot read {} string at index {}", what, index), table_off + index);
+      if (const void* nul = std::memchr(begin, 0, piece))
+        return std::string_view(begin, static_cast<const char*>(nul) - begin);
+      if (piece == rest)
+        return error(fmt::format("{} string at index {} is not NUL-terminated", what, index),
+                     table_off + index);
+    }
   }
 
   bool in_file(uint64_t off, uint64_t size) const {
-    return off <= bytes_.size() && size <= bytes_.size() - off;
+    return off <= size_ && size <= size_ - off;
   }
 
  private:
-  ElfView(std::span<const uint8_t> bytes, std::string path)
-      : bytes_(bytes), path_(std::move(path)) {}
+  ElfView(std::span<const uint8_t> bytes, const FileReader* reader, uint64_t size, std::string path)
+      : bytes_(bytes), reader_(reader), size_(size), path_(std::move(path)) {}
 
   Status validate() {
-    if (bytes_.size() < sizeof(Ehdr))
-      return error(fmt::format("truncated ELF header ({} of {} bytes)", bytes_.size(),
-                               sizeof(Ehdr)), bytes_.size());
+    if (size_ < sizeof(Ehdr))
+      return error(fmt::format("truncated ELF header ({} of {} bytes)", size_,
+                               sizeof(Ehdr)), size_);
+    ehdr_ = reinterpret_cast<const Ehdr*>(data_at(0, sizeof(Ehdr)));
+    if (!ehdr_) return error("cannot read the ELF header", 0);
     const Ehdr& eh = ehdr();
     if (eh.e_ident[elf::EI_VERSION] != 1)
       return error(fmt::format("unsupported ELF version {}", eh.e_ident[elf::EI_VERSION]), 6);
@@ -168,7 +193,10 @@ class ElfView {
     return {};
   }
 
-  std::span<const uint8_t> bytes_;
+  std::span<const uint8_t> bytes_;       // the whole file, when mapped
+  const FileReader* reader_ = nullptr;  // else the file, read on demand
+  uint64_t size_ = 0;
+  const Ehdr* ehdr_ = nullptr;
   std::string path_;
   std::span<const Phdr> phdrs_;
   std::span<const Shdr> shdrs_;

@@ -30,8 +30,9 @@ void for_each_note(const ElfView<E>& view, Visit&& visit) {
     uint64_t at = ph.p_offset, end = uint64_t(ph.p_offset) + uint64_t(ph.p_filesz);
     // at may pass end when the last descriptor's padding is cut off: check before subtracting.
     while (at <= end && end - at >= sizeof(elf::Nhdr<E>)) {
-      const auto& nh = *reinterpret_cast<const elf::Nhdr<E>*>(view.bytes().data() + at);
-      uint64_t namesz = nh.n_namesz, descsz = nh.n_descsz;
+      const auto* header = reinterpret_cast<const elf::Nhdr<E>*>(view.data_at(at, sizeof(elf::Nhdr<E>)));
+      if (!header) break;
+      uint64_t namesz = header->n_namesz, descsz = header->n_descsz;
       uint64_t name_at = at + sizeof(elf::Nhdr<E>);
       uint64_t desc_at = name_at + ((namesz + align - 1) & ~(align - 1));
       if (namesz > end - name_at || desc_at > end || descsz > end - desc_at) break;
@@ -40,9 +41,11 @@ void for_each_note(const ElfView<E>& view, Visit&& visit) {
       note.segment = index;
       note.offset = at;
       note.size = next - at;
-      note.type = nh.n_type;
-      note.name = std::string_view(reinterpret_cast<const char*>(view.bytes().data() + name_at), namesz);
-      note.descriptor = view.bytes().subspan(desc_at, descsz);
+      note.type = header->n_type;
+      const uint8_t* body = view.data_at(name_at, desc_at + descsz - name_at);
+      if (!body) break;
+      note.name = std::string_view(reinterpret_cast<const char*>(body), namesz);
+      note.descriptor = std::span<const uint8_t>(body + (desc_at - name_at), descsz);
       note.alone = at == ph.p_offset && next >= end;
       visit(note);
       if (next <= at) break;

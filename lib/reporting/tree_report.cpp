@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <functional>
 #include <iterator>
 
 #include "runpatch/report.hpp"
@@ -24,26 +23,38 @@ std::string format_tree(const DependencyTree& tree, bool color) {
   const char* red = color ? "\033[1;31m" : "";
   const char* dim = color ? "\033[2m" : "";
   const char* reset = color ? "\033[0m" : "";
-  std::string out = tree.objects.empty() ? "" : tree.objects[0].path + "\n";
+  std::string out;
+  out.reserve(96 * (tree.edges.size() + 1));  // about a line per edge: one allocation
+  if (!tree.objects.empty()) (out += tree.objects[0].path) += "\n";
   auto append = std::back_inserter(out);
-  // Edges grouped by requester once: a walk that scanned every edge per node is quadratic.
-  std::vector<std::vector<const DependencyEdge*>> edges_from(tree.objects.size());
+  // Edges grouped by requester once (a walk that scanned every edge per node
+  // is quadratic): first[o] .. first[o + 1] index into by_requester.
+  std::vector<size_t> first(tree.objects.size() + 1, 0);
   for (const auto& e : tree.edges)
-    if (!e.dlopen && e.from < edges_from.size()) edges_from[e.from].push_back(&e);
+    if (!e.dlopen && e.from < tree.objects.size()) ++first[e.from + 1];
+  for (size_t o = 0; o < tree.objects.size(); ++o) first[o + 1] += first[o];
+  std::vector<const DependencyEdge*> by_requester(first.back());
+  std::vector<size_t> filled(first.begin(), first.end() - 1);
+  for (const auto& e : tree.edges)
+    if (!e.dlopen && e.from < tree.objects.size()) by_requester[filled[e.from]++] = &e;
   std::vector<bool> printed(tree.objects.size(), false);
   if (!printed.empty()) printed[0] = true;
   std::string indent;
-  std::function<void(size_t)> walk = [&](size_t from) {
+  std::vector<const DependencyEdge*> shown;  // one stack for every level: a level's lines sit above its children's
+  auto walk = [&](auto& self, size_t from) -> void {
     // Libraries shown elsewhere already are not repeated, as in libtree.
-    std::vector<const DependencyEdge*> shown;
-    for (const auto* e : edges_from[from])
+    size_t begin = shown.size();
+    for (size_t k = first[from]; k < first[from + 1]; ++k) {
+      const auto* e = by_requester[k];
       if (!e->to || !printed[*e->to]) {
         shown.push_back(e);
         if (e->to) printed[*e->to] = true;
       }
-    for (size_t i = 0; i < shown.size(); ++i) {
+    }
+    size_t end = shown.size();
+    for (size_t i = begin; i < end; ++i) {
       const auto& e = *shown[i];
-      bool last = i + 1 == shown.size();
+      bool last = i + 1 == end;
       out += indent;
       out += last ? "└── " : "├── ";
       // Plain appends: this runs per line of output, and fmt's iterator path is slower.
@@ -52,16 +63,20 @@ std::string format_tree(const DependencyTree& tree, bool color) {
         continue;
       }
       ((((out += e.resolution.name) += " ") += dim) += "=> ") += e.resolution.path.value_or("?");
-      ((((out += " [") += source_label(e.resolution)) += "]") += reset) += "\n";
+      out += " [";
+      if (e.resolution.via == FoundVia::Rpath) out += source_label(e.resolution);
+      else out += found_via_name(e.resolution.via);
+      ((out += "]") += reset) += "\n";
       if (e.to) {
         size_t depth = indent.size();
         indent += last ? "    " : "│   ";
-        walk(*e.to);
+        self(self, *e.to);
         indent.resize(depth);
       }
     }
+    shown.resize(begin);
   };
-  if (!tree.objects.empty()) walk(0);
+  if (!tree.objects.empty()) walk(walk, 0);
   for (const auto& e : tree.edges) {
     if (!e.dlopen) continue;
     fmt::format_to(append, "dlopen by {}: ", tree.objects[e.from].path);

@@ -2,14 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "resolving/path_text.hpp"
 #include "runpatch/scan.hpp"
 
 namespace runpatch {
 
 bool is_stub_libcuda(const ElfInfo& info) {
-  std::string name = info.soname.value_or(info.path.substr(info.path.rfind('/') + 1));
+  std::string_view name = info.soname ? std::string_view(*info.soname) : basename_view(info.path);
   constexpr uint64_t kStubCodeLimit = 64 * 1024;  // the CUDA 13 stub has 7 KiB of code
-  return name.rfind("libcuda.so", 0) == 0 && info.code_size < kStubCodeLimit;
+  return name.starts_with("libcuda.so") && info.code_size < kStubCodeLimit;
 }
 
 bool is_stub_library(const std::string& path) {

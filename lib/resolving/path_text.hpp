@@ -15,6 +15,7 @@ inline std::string dirname_of(const std::string& path) {
 }
 
 inline std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+inline std::string_view basename_view(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
 // $ORIGIN and ${ORIGIN} replaced by origin_dir (other tokens are left as they are).
 inline std::string expand_origin(std::string entry, const std::string& origin_dir) {

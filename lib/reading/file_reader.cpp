@@ -1,0 +1,75 @@
+#include "reading/file_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace runpatch {
+
+namespace {
+// Windows start on a page boundary, so a table keeps the alignment it has in
+// the file, and cover at least a page: headers and their strings sit together.
+constexpr uint64_t kPage = 4096;
+}  // namespace
+
+Expected<FileReader> FileReader::open(const std::filesystem::path& path) {
+  std::string name = path.string();
+  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(name, std::string("cannot open: ") + std::strerror(errno));
+  return adopt(fd, std::move(name));
+}
+
+Expected<FileReader> FileReader::adopt(int fd, std::string path) {
+  FileReader reader(fd, std::move(path), 0);  // closes fd on every way out
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return make_error(reader.path_, std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return make_error(reader.path_, "not a regular file");
+  if (st.st_size == 0) return make_error(reader.path_, "file is empty");
+  reader.size_ = static_cast<uint64_t>(st.st_size);
+  return reader;
+}
+
+FileReader::FileReader(FileReader&& other) noexcept
+    : fd_(other.fd_), path_(std::move(other.path_)), size_(other.size_), windows_(std::move(other.windows_)) {
+  other.fd_ = -1;
+}
+
+FileReader& FileReader::operator=(FileReader&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    size_ = other.size_;
+    windows_ = std::move(other.windows_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+FileReader::~FileReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const uint8_t* FileReader::at(uint64_t offset, uint64_t length) const {
+  if (offset > size_ || length > size_ - offset) return nullptr;
+  for (const auto& w : windows_)
+    if (offset >= w.offset && offset - w.offset <= w.length && length <= w.length - (offset - w.offset))
+      return w.bytes.get() + (offset - w.offset);
+  uint64_t start = offset / kPage * kPage;
+  uint64_t end = std::min(size_, std::max(offset + length, start + kPage));
+  Window w{start, end - start, std::make_unique_for_overwrite<uint8_t[]>(end - start)};
+  for (uint64_t done = 0; done < w.length;) {
+    ssize_t got = ::pread(fd_, w.bytes.get() + done, w.length - done, static_cast<off_t>(start + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return nullptr;
+    done += static_cast<uint64_t>(got);
+  }
+  windows_.push_back(std::move(w));
+  return windows_.back().bytes.get() + (offset - start);
+}
+
+}  // namespace runpatch
