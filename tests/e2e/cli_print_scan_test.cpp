@@ -44,6 +44,29 @@ TEST(CliPrint, JsonForEveryArch) {
   }
 }
 
+// ELF strings are bytes: a runpath and a DT_NEEDED that are not UTF-8 are
+// printed as JSON with U+FFFD in place of the bad bytes, never an abort.
+TEST(CliPrint, JsonOfStringsThatAreNotUtf8) {
+  fs::path dir = test::scratch_dir("cli/not-utf8");
+  fs::path file = dir / "prog";
+  fs::copy_file(host().dir / "prog-norunpath", file, fs::copy_options::overwrite_existing);
+  const std::string bad = "/opt/\xad\xfe";
+  ASSERT_EQ(runpatch_cli({"set", "--runpath", bad, "--add-needed", "lib\xff.so", file.string()}).exit_code, 0);
+  const std::string replacement = "\xef\xbf\xbd";
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"print", "--json"}, {"scan", "--json"}, {"tree", "--json"}, {"why", "--json", "lib\xff.so"},
+        {"check", "--json"}}) {
+    auto args = command;
+    args.push_back(command[0] == "scan" ? dir.string() : file.string());
+    auto r = runpatch_cli(args, false);
+    SCOPED_TRACE(command[0]);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << r.output;
+    nlohmann::json doc;
+    ASSERT_NO_THROW(doc = nlohmann::json::parse(r.output)) << r.output;
+    EXPECT_NE(r.output.find("/opt/" + replacement + replacement), std::string::npos) << r.output;
+  }
+}
+
 TEST(CliPrint, BadFileIsOneLineErrorAndExitOne) {
   fs::path dir = test::scratch_dir("cli_bad");
   test::write_file(dir / "script.sh", {'#', '!', '/', 'b', 'i', 'n', '/', 's', 'h', '\n'});

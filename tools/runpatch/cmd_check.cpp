@@ -66,8 +66,8 @@ Command add_check_command(CLI::App& root) {
             for (const auto& p : report.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
             Severity fail_on = *parse_severity(o->fail_on);
             if (o->junit) std::ofstream(*o->junit) << check_junit(report, fail_on);
-            if (o->sarif) std::ofstream(*o->sarif) << check_sarif(report, RUNPATCH_VERSION).dump(2) << "\n";
-            if (o->json) fmt::print("{}\n", check_json(report).dump(2));
+            if (o->sarif) std::ofstream(*o->sarif) << json_text(check_sarif(report, RUNPATCH_VERSION)) << "\n";
+            if (o->json) fmt::print("{}\n", json_text(check_json(report)));
             else fmt::print("{}", format_check_text(report, stdout_wants_color()));
             return report.any_at_least(fail_on) || !report.problems.empty() ? kExitProblem : kExitOk;
           }};

@@ -56,7 +56,7 @@ Command add_doctor_command(CLI::App& root) {
               }
             }
             if (o->json)
-              fmt::print("{}\n", nlohmann::json{{"driver", driver_facts_json(doctor.driver())}, {"files", files}}.dump(2));
+              fmt::print("{}\n", json_text(nlohmann::json{{"driver", driver_facts_json(doctor.driver())}, {"files", files}}));
             return status;
           }};
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "console.hpp"
 #include "runpatch/elf_info.hpp"
 #include "runpatch/report.hpp"
 
@@ -30,7 +31,7 @@ Command add_print_command(CLI::App& root) {
               if (options->json) all.push_back(elf_info_json(*info));
               else fmt::print("{}", format_elf_info(*info));
             }
-            if (options->json) fmt::print("{}\n", all.dump(2));
+            if (options->json) fmt::print("{}\n", json_text(all));
             return status;
           }};
 }

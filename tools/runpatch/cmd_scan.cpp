@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "console.hpp"
 #include "runpatch/report.hpp"
 #include "runpatch/scan.hpp"
 
@@ -46,7 +47,7 @@ Command add_scan_command(CLI::App& root) {
                 text += '\n';
               }
             }
-            if (options->json) fmt::print("{}\n", all.dump(2));
+            if (options->json) fmt::print("{}\n", json_text(all));
             else fmt::print("{}", text);
             return status;
           }};

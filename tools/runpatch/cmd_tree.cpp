@@ -60,7 +60,7 @@ Command add_tree_command(CLI::App& root) {
                 if (stats) fmt::print("{}", format_open_attempts(*stats));
               }
             }
-            if (o->json) fmt::print("{}\n", all.dump(2));
+            if (o->json) fmt::print("{}\n", json_text(all));
             return status;
           }};
 }

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "console.hpp"
 #include "runpatch/check.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/report.hpp"
@@ -56,7 +57,7 @@ Command add_why_command(CLI::App& root) {
             std::vector<Finding> related;
             for (auto& f : tree_findings(o->file, *tree, env))
               if (f.message.find(o->library) != std::string::npos) related.push_back(std::move(f));
-            if (o->json) fmt::print("{}\n", report.dump(2));
+            if (o->json) fmt::print("{}\n", json_text(report));
             else if (!any) fmt::print("{} does not need {} (directly or through its dependencies)\n", o->file, o->library);
             if (!o->json) fmt::print("{}", format_findings(related));
             return any && !missing ? kExitOk : kExitProblem;

@@ -11,6 +11,10 @@ namespace runpatch::cli {
 
 bool stdout_wants_color() { return ::isatty(1) && !std::getenv("NO_COLOR"); }
 
+std::string json_text(const nlohmann::json& document) {
+  return document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 Verbosity& verbosity() {
   static Verbosity v;
   return v;

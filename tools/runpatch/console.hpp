@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -17,6 +18,10 @@ struct Verbosity {
 
 // Colours on stdout: only on a terminal, and never with NO_COLOR set.
 bool stdout_wants_color();
+
+// JSON as the tools print it (indented). ELF strings are bytes, not UTF-8:
+// a byte that is not valid UTF-8 is shown as U+FFFD instead of aborting.
+std::string json_text(const nlohmann::json& document);
 
 // The process's verbosity, set by the flags below.
 Verbosity& verbosity();
