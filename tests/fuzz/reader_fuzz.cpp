@@ -25,7 +25,7 @@ std::string summary(const runpatch::Expected<runpatch::ElfInfo>& info) {
   if (!info) return "error at " + std::to_string(info.error().offset.value_or(~uint64_t(0))) + ": " + info.error().what;
   auto json = runpatch::elf_info_json(*info);
   json.erase("path");
-  return json.dump();
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
