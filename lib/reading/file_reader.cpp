@@ -11,9 +11,10 @@
 namespace runpatch {
 
 namespace {
-// Windows start on a page boundary, so a table keeps the alignment it has in
-// the file, and cover at least a page: headers and their strings sit together.
-constexpr uint64_t kPage = 4096;
+// Windows start on a 64-byte boundary, so a table keeps the alignment it has
+// in the file, and cover at least 1 KiB: the ELF header, the program headers
+// and the first notes usually come in one read, and little is copied twice.
+constexpr uint64_t kAlign = 64, kMinimum = 1024;
 }  // namespace
 
 Expected<FileReader> FileReader::open(const std::filesystem::path& path) {
@@ -59,8 +60,8 @@ const uint8_t* FileReader::at(uint64_t offset, uint64_t length) const {
   for (const auto& w : windows_)
     if (offset >= w.offset && offset - w.offset <= w.length && length <= w.length - (offset - w.offset))
       return w.bytes.get() + (offset - w.offset);
-  uint64_t start = offset / kPage * kPage;
-  uint64_t end = std::min(size_, std::max(offset + length, start + kPage));
+  uint64_t start = offset / kAlign * kAlign;
+  uint64_t end = std::min(size_, std::max(offset + length, start + kMinimum));
   Window w{start, end - start, std::make_unique_for_overwrite<uint8_t[]>(end - start)};
   for (uint64_t done = 0; done < w.length;) {
     ssize_t got = ::pread(fd_, w.bytes.get() + done, w.length - done, static_cast<off_t>(start + done));
