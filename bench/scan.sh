@@ -31,3 +31,14 @@ echo "runpatch print over the list: ${ours_list} ms (best of 5)"
 echo "ratio (same file list): $(ratio "$theirs" "$ours_list")x"
 walk=$(time_best 5 find "${dirs[@]}" -type f)
 echo "for scale, find -type f over the trees: ${walk} ms"
+
+# The floor on this machine: a minimal two-thread C walker (bench/scan_floor.c)
+# that lists the trees, then one that also opens every regular file once for
+# its magic, parsing and printing nothing. Best of 5 each.
+floor=$(mktemp)
+trap 'rm -f "$list" "$floor"' EXIT
+if cc -O2 -pthread -o "$floor" "$root/bench/scan_floor.c" 2>/dev/null; then
+  best_floor() { for _ in 1 2 3 4 5; do "$floor" "$1" "${dirs[@]}"; done | sort -n | head -1 | cut -d' ' -f1; }
+  echo "floor, listing only (2 threads, getdents64): $(best_floor 0) ms"
+  echo "floor, listing + open/pread/close of every regular file: $(best_floor 1) ms"
+fi
