@@ -19,7 +19,8 @@ constexpr uint64_t kAlign = 64, kMinimum = 1024;
 
 Expected<FileReader> FileReader::open(const std::filesystem::path& path) {
   std::string name = path.string();
-  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named by mistake is refused below instead of waited on.
+  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return make_error(name, std::string("cannot open: ") + std::strerror(errno));
   return adopt(fd, std::move(name));
 }

@@ -1,6 +1,8 @@
 // read_elf_info(path) reads with pread on demand, read_elf_info(bytes) from a
 // mapping (as the editor does): both must say the same of every file, good or
 // broken, including the same error.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
@@ -65,6 +67,19 @@ TEST(ReaderSources, AgreeOnEveryMalformedImage) {
   auto empty = read_elf_info(dir / "empty");
   ASSERT_FALSE(empty);
   EXPECT_NE(empty.error().message().find("file is empty"), std::string::npos) << empty.error().message();
+}
+
+// A FIFO or a directory named by mistake is refused at once, never waited on.
+TEST(ReaderSources, RefuseWhatIsNotARegularFile) {
+  fs::path dir = test::scratch_dir("reader-sources/special");
+  fs::path fifo = dir / "fifo";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const fs::path& path : {fifo, dir}) {
+    auto read = read_elf_info(path);
+    ASSERT_FALSE(read) << path;
+    EXPECT_NE(read.error().message().find("not a regular file"), std::string::npos) << read.error().message();
+  }
 }
 
 // Real libraries: dynamic sections far from the headers, long string tables,
