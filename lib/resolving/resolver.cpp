@@ -8,7 +8,6 @@
 #include <cctype>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -320,9 +319,8 @@ class Resolver {
       edge.to = found.loaded;
       names_[*found.loaded].push_back(name);
     } else if (r.path) {
-      std::string host;
       if (!found.info) {  // not a reused search: look the file up
-        host = host_path(*r.path);
+        std::string host = host_path(*r.path);
         if (const auto& st = state_.stat_of(host)) found.inode.emplace(st->st_dev, st->st_ino);
         if (const auto& info = state_.info_of(host)) found.info = *info;
       }
