@@ -37,6 +37,7 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
                        o.ldcache};
   PolicyRun run = apply_policy_to_paths(policy, paths, options);
   progress.finish();  // clear the line before results are printed
+  setup_logging(verbosity());
   for (const auto& p : run.problems) spdlog::error("{}", p.message());
   for (const auto& f : run.files) {
     using S = PolicyFileOutcome::Status;

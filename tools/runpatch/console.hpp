@@ -31,6 +31,8 @@ void add_verbosity_flags(CLI::App* app, Verbosity& verbosity);
 
 // Sets spdlog's level and a plain "runpatch: message" pattern on stderr.
 // Errors are always shown; -q hides summaries, -v adds per-file detail.
+// Called by the commands that log (driver, compat, apply) before they do:
+// the others print their results and would only pay for it at start-up.
 void setup_logging(const Verbosity& verbosity);
 
 // "\rrunpatch LABEL: 1200/3819 files" on a terminal, at most every 100 ms;
