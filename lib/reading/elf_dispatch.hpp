@@ -16,11 +16,10 @@ namespace detail {
 template <class Parse, class F>
 auto visit_ident(std::span<const uint8_t> ident, const std::string& path, Parse&& parse, F&& f)
     -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
-  const auto& bytes = ident;
-  if (bytes.size() < 4 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F')
+  if (ident.size() < 4 || ident[0] != 0x7f || ident[1] != 'E' || ident[2] != 'L' || ident[3] != 'F')
     return make_error(path, "not an ELF file (bad magic)", 0);
-  if (bytes.size() < 16) return make_error(path, "truncated ELF identification", 0);
-  uint8_t cls = bytes[elf::EI_CLASS], data = bytes[elf::EI_DATA];
+  if (ident.size() < 16) return make_error(path, "truncated ELF identification", 0);
+  uint8_t cls = ident[elf::EI_CLASS], data = ident[elf::EI_DATA];
   auto run = [&]<class E>() -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
     RUNPATCH_TRY(ElfView<E> view, parse.template operator()<E>());
     return f(view);

@@ -1,12 +1,12 @@
 #include "reading/file_reader.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "reading/file_checks.hpp"
 
 namespace runpatch {
 
@@ -19,19 +19,14 @@ constexpr uint64_t kAlign = 64, kMinimum = 1024;
 
 Expected<FileReader> FileReader::open(const std::filesystem::path& path) {
   std::string name = path.string();
-  // O_NONBLOCK: a FIFO named by mistake is refused below instead of waited on.
-  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting);
   if (fd < 0) return make_error(name, std::string("cannot open: ") + std::strerror(errno));
   return adopt(fd, std::move(name));
 }
 
 Expected<FileReader> FileReader::adopt(int fd, std::string path) {
   FileReader reader(fd, std::move(path), 0);  // closes fd on every way out
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return make_error(reader.path_, std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return make_error(reader.path_, "not a regular file");
-  if (st.st_size == 0) return make_error(reader.path_, "file is empty");
-  reader.size_ = static_cast<uint64_t>(st.st_size);
+  RUNPATCH_TRY(reader.size_, regular_file_size(fd, reader.path_));
   return reader;
 }
 

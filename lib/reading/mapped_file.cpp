@@ -1,5 +1,7 @@
 #include "runpatch/mapped_file.hpp"
 
+#include "reading/file_checks.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -25,20 +27,25 @@ struct FdCloser {
 
 Expected<MappedFile> MappedFile::open(const std::filesystem::path& path) {
   std::string name = path.string();
-  FdCloser fd{::open(name.c_str(), O_RDONLY | O_CLOEXEC)};
+  FdCloser fd{::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting)};
   if (fd.fd < 0) return make_error(name, errno_text("cannot open"));
   return map(fd.fd, std::move(name));  // the mapping outlives the descriptor
 }
 
-Expected<MappedFile> MappedFile::map(int fd, std::string path) {
+Expected<uint64_t> regular_file_size(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return make_error(path, errno_text("cannot stat"));
   if (!S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
   if (st.st_size == 0) return make_error(path, "file is empty");
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Expected<MappedFile> MappedFile::map(int fd, std::string path) {
+  RUNPATCH_TRY(uint64_t size, regular_file_size(fd, path));
   // Shared, so that it shows the file as it is, also after an editor's writes.
-  void* data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  void* data = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
   if (data == MAP_FAILED) return make_error(path, errno_text("cannot map"));
-  return MappedFile(std::move(path), static_cast<const uint8_t*>(data), static_cast<uint64_t>(st.st_size));
+  return MappedFile(std::move(path), static_cast<const uint8_t*>(data), size);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
@@ -68,7 +75,7 @@ void MappedFile::release() {
 
 bool has_elf_magic_at(int dirfd, const char* name) {
   // O_NONBLOCK: a FIFO that slipped through must not hang the caller.
-  FdCloser fd{::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
+  FdCloser fd{::openat(dirfd, name, O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting)};
   if (fd.fd < 0) return false;
   unsigned char magic[4];
   return ::pread(fd.fd, magic, sizeof magic, 0) == 4 && std::memcmp(magic, "\177ELF", 4) == 0;

@@ -1,0 +1,23 @@
+// What every reader of a named file checks, so that a mapping and on-demand
+// reads refuse the same files with the same words.
+#pragma once
+
+#include <fcntl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+// Added to every open of a file named by a user: a FIFO or a terminal given by
+// mistake is then refused by regular_file_size instead of waited on.
+// (O_NONBLOCK changes nothing for regular files.)
+constexpr int kOpenWithoutWaiting = O_NONBLOCK | O_NOCTTY;
+
+// The size of the file open as fd, when it is a regular, non-empty file;
+// otherwise an error naming path.
+Expected<uint64_t> regular_file_size(int fd, const std::string& path);
+
+}  // namespace runpatch
