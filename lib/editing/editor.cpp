@@ -9,6 +9,7 @@
 
 #include "editing/edit_planner.hpp"
 #include "editing/file_io.hpp"
+#include "reading/file_checks.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/mapped_file.hpp"
@@ -61,7 +62,7 @@ Status replace_by_copy(const std::string& source, const std::string& dest, const
 Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& request,
                                          const EditOptions& options) {
   if (options.dry_run) {
-    UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
     if (fd.get() < 0) return make_error(name, "cannot open");
     RUNPATCH_TRY(Planned p, plan_edit(fd.get(), name, request, options));
     return std::move(p.outcome);
@@ -111,7 +112,7 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
   }
   // --output: plan on the source, write an edited copy next to the destination.
   std::string dest = options.output->string();
-  UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
   if (source.get() < 0) return make_error(name, std::string("cannot open: ") + std::strerror(errno));
   RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, options));
   if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, /*keep_owner=*/false));

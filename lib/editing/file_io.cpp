@@ -9,6 +9,8 @@
 #include <cstring>
 #include <random>
 
+#include "reading/file_checks.hpp"
+
 namespace runpatch {
 
 namespace {
@@ -50,7 +52,7 @@ UniqueFd::~UniqueFd() {
 
 Expected<UniqueFd> open_for_edit(const std::string& path, bool writable) {
   for (int attempt = 0; attempt < 100; ++attempt) {
-    UniqueFd fd(::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC));
+    UniqueFd fd(::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | kOpenWithoutWaiting));
     if (fd.get() < 0) return make_error(path, errno_text(writable ? "cannot open for writing" : "cannot open", errno));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return make_error(path, "not a regular file");

@@ -1,5 +1,7 @@
 // The generated malformed corpus through the real CLI: each file gives one
 // clear error naming the file, exit status 1, and stays byte-identical.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +39,28 @@ TEST(MalformedCorpus, LibraryErrorsNameFileWhatAndOffset) {
       EXPECT_TRUE(info.error().offset) << info.error().message();
     }
   }
+}
+
+// A FIFO named by mistake: every command that opens the file refuses it at
+// once (`timeout` turns a wait for a writer into exit 124).
+TEST(MalformedCli, FifoIsRefusedNotWaitedOn) {
+  fs::path dir = test::scratch_dir("malformed-cli-fifo");
+  fs::path fifo = dir / "fifo";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (std::vector<std::string> args : {std::vector<std::string>{"print"}, {"set", "--runpath", "/x"},
+                                        {"set", "--in-place", "--runpath", "/x"}, {"set", "--dry-run", "--runpath", "/x"},
+                                        {"set", "-o", (dir / "out").string(), "--runpath", "/x"}}) {
+    SCOPED_TRACE(args.front() + " " + args.back());
+    const std::vector<std::string> prefix = {"timeout", "10", RUNPATCH_CLI};
+    args.insert(args.begin(), prefix.begin(), prefix.end());
+    args.push_back(fifo.string());
+    auto r = test::run_command(args, true);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(count_lines_with(r.output, "runpatch: "), 1u) << r.output;
+    EXPECT_NE(r.output.find(fifo.string() + ": not a regular file"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
 TEST(MalformedCorpus, CliGivesOneErrorExitOneAndLeavesTheFileAlone) {
