@@ -63,10 +63,7 @@ std::string format_tree(const DependencyTree& tree, bool color) {
         continue;
       }
       ((((out += e.resolution.name) += " ") += dim) += "=> ") += e.resolution.path.value_or("?");
-      out += " [";
-      if (e.resolution.via == FoundVia::Rpath) out += source_label(e.resolution);
-      else out += found_via_name(e.resolution.via);
-      ((out += "]") += reset) += "\n";
+      ((((out += " [") += source_label(e.resolution)) += "]") += reset) += "\n";
       if (e.to) {
         size_t depth = indent.size();
         indent += last ? "    " : "│   ";
