@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "synthetic_elf.hpp"
@@ -51,7 +52,13 @@ TEST(CliPrint, JsonOfStringsThatAreNotUtf8) {
   fs::path file = dir / "prog";
   fs::copy_file(host().dir / "prog-norunpath", file, fs::copy_options::overwrite_existing);
   const std::string bad = "/opt/\xad\xfe";
-  ASSERT_EQ(runpatch_cli({"set", "--runpath", bad, "--add-needed", "lib\xff.so", file.string()}).exit_code, 0);
+  const std::string runpath = (host().dir / "lib").string() + ":" + bad;
+  ASSERT_EQ(runpatch_cli({"set", "--runpath", runpath, "--add-needed", "lib\xff.so", file.string()}).exit_code, 0);
+  // The loader takes the edit as written: it finds libgreet through the
+  // runpath and then stops at the new DT_NEEDED, which exists nowhere.
+  auto ran = test::run_program(host(), file);
+  EXPECT_NE(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("lib\xff.so: cannot open shared object file"), std::string::npos) << ran.output;
   const std::string replacement = "\xef\xbf\xbd";
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{"print", "--json"}, {"scan", "--json"}, {"tree", "--json"}, {"why", "--json", "lib\xff.so"},
