@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 
 #include "editing/edit_planner.hpp"
 #include "editing/file_io.hpp"
@@ -81,7 +80,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
       return std::move(p.outcome);
     }
     // A running program (ETXTBSY) or a read-only file: an atomic replacement still works.
-    if (options.in_place || st.st_nlink > 1) return make_error(name, std::string("cannot open for writing: ") + std::strerror(errno));
+    if (options.in_place || st.st_nlink > 1) return make_error(name, errno_text("cannot open for writing"));
   }
   RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, /*keep_owner=*/true));
   return std::move(p.outcome);
@@ -113,7 +112,7 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
   // --output: plan on the source, write an edited copy next to the destination.
   std::string dest = options.output->string();
   UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
-  if (source.get() < 0) return make_error(name, std::string("cannot open: ") + std::strerror(errno));
+  if (source.get() < 0) return make_error(name, errno_text("cannot open"));
   RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, options));
   if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, /*keep_owner=*/false));
   return std::move(p.outcome);

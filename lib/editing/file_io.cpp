@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <random>
 
 #include "reading/file_checks.hpp"
@@ -15,24 +14,19 @@ namespace runpatch {
 
 namespace {
 
-std::string errno_text(const char* action, int err) {
-  if (err == ETXTBSY) return std::string(action) + ": the file is a running program (text file busy)";
-  return std::string(action) + ": " + std::strerror(err);
-}
-
 Status write_all(int fd, const std::string& path, uint64_t offset, const std::vector<uint8_t>& bytes, const std::string& what) {
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(path, errno_text(("cannot write " + what).c_str(), n < 0 ? errno : ENOSPC), offset + done);
+    if (n <= 0) return make_error(path, errno_text("cannot write " + what, n < 0 ? errno : ENOSPC), offset + done);
     done += static_cast<size_t>(n);
   }
   return {};
 }
 
 Status sync(int fd, const std::string& path) {
-  if (::fdatasync(fd) != 0) return make_error(path, errno_text("cannot sync", errno));
+  if (::fdatasync(fd) != 0) return make_error(path, errno_text("cannot sync"));
   return {};
 }
 
@@ -53,11 +47,11 @@ UniqueFd::~UniqueFd() {
 Expected<UniqueFd> open_for_edit(const std::string& path, bool writable) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     UniqueFd fd(::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | kOpenWithoutWaiting));
-    if (fd.get() < 0) return make_error(path, errno_text(writable ? "cannot open for writing" : "cannot open", errno));
+    if (fd.get() < 0) return make_error(path, errno_text(writable ? "cannot open for writing" : "cannot open"));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
     while (::flock(fd.get(), LOCK_EX) != 0)
-      if (errno != EINTR) return make_error(path, errno_text("cannot lock", errno));
+      if (errno != EINTR) return make_error(path, errno_text("cannot lock"));
     // The previous lock holder may have renamed an edited copy over the name:
     // then our lock is on the old inode, and edits must go to the new one.
     struct stat now {};
@@ -74,7 +68,7 @@ Status apply_plan_to_copy(int fd, const std::string& path, const EditPlan& plan)
 Status replace_with(const std::string& temp, const std::string& dest, int temp_fd) {
   RUNPATCH_CHECK(sync(temp_fd, temp));
   if (::rename(temp.c_str(), dest.c_str()) != 0)
-    return make_error(dest, errno_text("cannot rename the edited copy into place", errno));
+    return make_error(dest, errno_text("cannot rename the edited copy into place"));
   // The rename itself is durable only once the directory is synced.
   std::string dir = std::filesystem::path(dest).parent_path().string();
   UniqueFd dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -84,16 +78,16 @@ Status replace_with(const std::string& temp, const std::string& dest, int temp_f
 
 Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& src, const std::string& dest, bool keep_owner) {
   UniqueFd in(::open(src.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) return make_error(src, errno_text("cannot open", errno));
+  if (in.get() < 0) return make_error(src, errno_text("cannot open"));
   struct stat st {};
-  if (::fstat(in.get(), &st) != 0) return make_error(src, errno_text("cannot stat", errno));
+  if (::fstat(in.get(), &st) != 0) return make_error(src, errno_text("cannot stat"));
   std::string temp;
   UniqueFd out;
   std::random_device random;
   for (int attempt = 0; attempt < 100 && out.get() < 0; ++attempt) {
     temp = dest + ".runpatch-" + std::to_string(random());
     out = UniqueFd(::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777));
-    if (out.get() < 0 && errno != EEXIST) return make_error(dest, errno_text("cannot create", errno));
+    if (out.get() < 0 && errno != EEXIST) return make_error(dest, errno_text("cannot create"));
   }
   if (out.get() < 0) return make_error(dest, "cannot create a temporary file next to it");
   // copy_file_range lets the kernel (or a reflink-capable filesystem) do the copy.

@@ -1,11 +1,14 @@
-// What every reader of a named file checks, so that a mapping and on-demand
-// reads refuse the same files with the same words.
+// What every reader and writer of a named file checks, and how it words a
+// failed system call, so that the mapping, on-demand reads, the editor and the
+// tree walk refuse the same files with the same words.
 #pragma once
 
 #include <fcntl.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "runpatch/expected.hpp"
 
@@ -19,5 +22,8 @@ constexpr int kOpenWithoutWaiting = O_NONBLOCK | O_NOCTTY;
 // The size of the file open as fd, when it is a regular, non-empty file;
 // otherwise an error naming path.
 Expected<uint64_t> regular_file_size(int fd, const std::string& path);
+
+// "ACTION: what went wrong" for a failed system call, from err (default: errno).
+std::string errno_text(std::string_view action, int err = errno);
 
 }  // namespace runpatch

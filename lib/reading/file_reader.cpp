@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 
 #include "reading/file_checks.hpp"
 
@@ -20,7 +19,7 @@ constexpr uint64_t kAlign = 64, kMinimum = 1024;
 Expected<FileReader> FileReader::open(const std::filesystem::path& path) {
   std::string name = path.string();
   int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting);
-  if (fd < 0) return make_error(name, std::string("cannot open: ") + std::strerror(errno));
+  if (fd < 0) return make_error(name, errno_text("cannot open"));
   return adopt(fd, std::move(name));
 }
 

@@ -13,10 +13,6 @@
 namespace runpatch {
 
 namespace {
-std::string errno_text(const char* action) {
-  return std::string(action) + ": " + std::strerror(errno);
-}
-
 struct FdCloser {
   int fd;
   ~FdCloser() {
@@ -30,14 +26,6 @@ Expected<MappedFile> MappedFile::open(const std::filesystem::path& path) {
   FdCloser fd{::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting)};
   if (fd.fd < 0) return make_error(name, errno_text("cannot open"));
   return map(fd.fd, std::move(name));  // the mapping outlives the descriptor
-}
-
-Expected<uint64_t> regular_file_size(int fd, const std::string& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return make_error(path, errno_text("cannot stat"));
-  if (!S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
-  if (st.st_size == 0) return make_error(path, "file is empty");
-  return static_cast<uint64_t>(st.st_size);
 }
 
 Expected<MappedFile> MappedFile::map(int fd, std::string path) {

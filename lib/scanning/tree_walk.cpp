@@ -9,12 +9,12 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "reading/file_checks.hpp"
 #include "runpatch/mapped_file.hpp"
 #include "runpatch/scan.hpp"
 
@@ -60,7 +60,7 @@ class Walker {
   void add_root(const fs::path& root, std::vector<DirJob>& dirs) {
     struct stat st {};
     if (::stat(root.c_str(), &st) != 0) {
-      listing_.problems.push_back(make_error(root.string(), std::string("cannot scan: ") + std::strerror(errno)));
+      listing_.problems.push_back(make_error(root.string(), errno_text("cannot scan")));
       return;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -116,7 +116,7 @@ class Walker {
                       size_t& non_elf) {
     int dirfd = ::open(job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) {
-      problems.push_back(make_error(job.path, std::string("cannot read directory: ") + std::strerror(errno)));
+      problems.push_back(make_error(job.path, errno_text("cannot read directory")));
       return;
     }
     struct stat dir_st {};
