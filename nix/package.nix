@@ -4,10 +4,12 @@
   lib,
   stdenv,
   cmake,
+  lld,
   pkg-config,
   help2man,
   cli11,
   fmt,
+  spdlog,
   nlohmann_json,
   gtest,
 }:
@@ -20,12 +22,14 @@ stdenv.mkDerivation (finalAttrs: {
 
   nativeBuildInputs = [
     cmake
+    lld # links the tools' start-up code in order (cmake/startup_order.cmake)
     pkg-config
     help2man
   ];
   buildInputs = [
     cli11
     fmt
+    spdlog
     nlohmann_json
   ];
   # The test suite builds cross fixtures and runs qemu-user; Nix builds use the
