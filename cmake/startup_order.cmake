@@ -9,14 +9,14 @@ set(RUNPATCH_STARTUP_ORDER_FILE ${PROJECT_SOURCE_DIR}/tools/startup-order.txt)
 set(RUNPATCH_STARTUP_ORDER_LINK_OPTIONS "")
 if(RUNPATCH_ORDER_STARTUP AND NOT RUNPATCH_SANITIZE AND NOT RUNPATCH_FUZZ)
   include(CheckCXXSourceCompiles)
-  set(CMAKE_REQUIRED_LINK_OPTIONS -fuse-ld=lld -Wl,--symbol-ordering-file=${RUNPATCH_STARTUP_ORDER_FILE}
-                                  -Wl,--no-warn-symbol-ordering)
+  set(_order_options -fuse-ld=lld -Wl,--symbol-ordering-file=${RUNPATCH_STARTUP_ORDER_FILE}
+                     -Wl,--no-warn-symbol-ordering)
+  set(CMAKE_REQUIRED_LINK_OPTIONS ${_order_options})
   check_cxx_source_compiles("int main() {}" RUNPATCH_CAN_ORDER_STARTUP)
   unset(CMAKE_REQUIRED_LINK_OPTIONS)
   if(RUNPATCH_CAN_ORDER_STARTUP)
     add_compile_options(-ffunction-sections)
-    set(RUNPATCH_STARTUP_ORDER_LINK_OPTIONS -fuse-ld=lld -Wl,--symbol-ordering-file=${RUNPATCH_STARTUP_ORDER_FILE}
-                                            -Wl,--no-warn-symbol-ordering)
+    set(RUNPATCH_STARTUP_ORDER_LINK_OPTIONS ${_order_options})
   else()
     message(STATUS "lld not usable: the tools link without the start-up order (slower start)")
   endif()
