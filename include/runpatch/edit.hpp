@@ -69,6 +69,11 @@ struct EditOptions {
   bool in_place = false;
   // Testing only: perform this many of the planned writes, then stop as if killed.
   std::optional<size_t> stop_after_writes;
+  // Testing only: a deliberately wrong plan, which verification must catch
+  // (the file stays untouched): a write the planner did not make (offset,
+  // bytes), and/or the plan's writes named `what` dropped.
+  std::optional<std::pair<uint64_t, std::vector<uint8_t>>> inject_write_for_testing;
+  std::optional<std::string> drop_writes_for_testing;
 };
 
 enum class EditStrategy {

@@ -183,7 +183,9 @@ inline constexpr uint32_t SHN_LORESERVE = 0xff00;
 // d_tag
 inline constexpr uint64_t DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_STRSZ = 10,
                           DT_SONAME = 14, DT_RPATH = 15, DT_DEBUG = 21, DT_RUNPATH = 29,
-                          DT_FLAGS = 30, DT_FLAGS_1 = 0x6ffffffb;
+                          DT_FLAGS = 30, DT_FLAGS_1 = 0x6ffffffb,
+                          DT_MIPS_RLD_MAP_REL = 0x70000035;  // relative to the entry's own address
+inline constexpr uint8_t STT_SECTION = 3;
 inline constexpr uint64_t DF_ORIGIN = 0x1;
 inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_NODELETE = 0x8,
                           DF_1_ORIGIN = 0x80, DF_1_NODEFLIB = 0x800, DF_1_PIE = 0x08000000;

@@ -35,11 +35,13 @@ class EditPlanner {
     RUNPATCH_CHECK(check_string_table_alone());
     RUNPATCH_TRY(original_, DynamicModel::load(view_, table_));
     RUNPATCH_TRY(model_, apply(request));
+    RUNPATCH_CHECK(plan_version_need_files(request));
     RUNPATCH_CHECK(plan_interpreter(request));
     note_ = plan_note_change(view_, info_, model_, request);
 
     RUNPATCH_TRY(EditPlan result, plan_tables());
     result.warnings = note_.warnings;
+    result.warnings.insert(result.warnings.end(), warnings_.begin(), warnings_.end());
     return result;
   }
 
@@ -119,6 +121,39 @@ class EditPlanner {
     return model;
   }
 
+  // ld.so finds the library a Verneed names by vn_file: a replaced DT_NEEDED
+  // whose versions stay under the old name aborts the program at start-up
+  // (dl-version.c: "needed != NULL"). patchelf rewrites vn_file too.
+  Status plan_version_need_files(const EditRequest& request) {
+    if (request.replace_needed.empty() && request.remove_needed.empty()) return {};
+    detail::StringRefCollector<E> refs(view_, table_);
+    RUNPATCH_TRY(auto files, refs.version_need_files());
+    for (const auto& file : files) {
+      for (const auto& [from, to] : request.replace_needed)
+        if (file.library == from && from != to) {
+          verneed_updates_.push_back({file.field_offset, to, 0});
+          break;
+        }
+      // As patchelf, a removed library's version needs stay (docs/editing.md); say what that means.
+      if (std::find(request.remove_needed.begin(), request.remove_needed.end(), file.library) !=
+          request.remove_needed.end())
+        warnings_.push_back(fmt::format("{} still has symbol-version needs (.gnu.version_r): ld.so aborts at start-up "
+                                        "unless another object loads it",
+                                        file.library));
+    }
+    return {};
+  }
+
+  // The vn_file fields switch after the dynamic section does: until then the old name is right.
+  void add_version_need_writes(EditPlan& plan) const {
+    for (const auto& update : verneed_updates_) {
+      typename E::Word value;
+      value = static_cast<uint32_t>(update.new_value);
+      plan.writes.push_back({WritePhase::Commit, update.field_offset, bytes_of(std::span<const typename E::Word>(&value, 1)),
+                             "version need file"});
+    }
+  }
+
   Status plan_interpreter(const EditRequest& request) {
     if (!request.interpreter || request.interpreter == info_.interpreter) return {};
     interp_phdr_ = view_.find_phdr(elf::PT_INTERP);
@@ -134,7 +169,7 @@ class EditPlanner {
   Expected<EditPlan> plan_tables() {
     EditPlan plan;
     plan.new_size = view_.bytes().size();
-    bool tables_change = model_.any_changed(original_) || interp_changed_;
+    bool tables_change = model_.any_changed(original_) || interp_changed_ || !verneed_updates_.empty();
     if (!tables_change && note_.action == NoteChange::Action::None) return plan;
     if (interp_needs_room_) return plan_appended_segment(/*with_dynamic=*/true);
     if (tables_change) {
@@ -250,14 +285,14 @@ class EditPlanner {
     std::vector<uint8_t> strtab = copy_range(table_.strtab_offset, table_.strtab_size);
     std::vector<uint8_t> original_strtab = strtab;
 
-    if (!model_.any_changed(original_)) {
+    if (!model_.any_changed(original_) && verneed_updates_.empty()) {
       plan.layout_note = "interpreter rewritten in place";
     } else if (StringSpace unused(table_.strtab_size, use->now); place_strings(placed, unused, strtab)) {
       // (a) New strings into bytes nothing references now; the dynamic table write commits.
       plan.layout_note = "new strings in unused bytes of the string table";
       add_string_writes(plan, WritePhase::Prepare, original_strtab, strtab);
       add_dynamic_write(plan, placed, WritePhase::Commit);
-    } else if (auto single = single_string_rewrite()) {
+    } else if (auto single = single_string_rewrite(); single && verneed_updates_.empty()) {
       // (b) One string rewritten over its own bytes (and free bytes after it): that write commits.
       placed = model_;
       strtab = original_strtab;
@@ -273,6 +308,7 @@ class EditPlanner {
       return std::optional<EditPlan>();
     }
     if (interp_changed_) add_interp_write(plan, WritePhase::Commit);
+    add_version_need_writes(plan);
     add_cleanup(plan, placed, *use, strtab);
     return std::optional<EditPlan>(std::move(plan));
   }
@@ -291,21 +327,25 @@ class EditPlanner {
     return only;
   }
 
-  // Gives every changed string an offset in space and copies it into strtab.
-  bool place_strings(DynamicModel& model, StringSpace& space, std::vector<uint8_t>& strtab) const {
+  // Gives every changed string (dynamic entries, vn_file names) an offset in space and copies it into strtab.
+  bool place_strings(DynamicModel& model, StringSpace& space, std::vector<uint8_t>& strtab) {
     std::map<std::string, uint64_t> placed;
-    for (auto& e : model.entries) {
-      if (!e.changed || !e.text) continue;
-      if (auto it = placed.find(*e.text); it != placed.end()) {
-        e.value = it->second;
-        continue;
+    auto place = [&](const std::string& text, uint64_t& value) {
+      if (auto it = placed.find(text); it != placed.end()) {
+        value = it->second;
+        return true;
       }
-      auto at = space.allocate(e.text->size() + 1);
+      auto at = space.allocate(text.size() + 1);
       if (!at) return false;
-      std::memcpy(strtab.data() + *at, e.text->c_str(), e.text->size() + 1);
-      e.value = *at;
-      placed[*e.text] = *at;
-    }
+      std::memcpy(strtab.data() + *at, text.c_str(), text.size() + 1);
+      value = *at;
+      placed[text] = *at;
+      return true;
+    };
+    for (auto& e : model.entries)
+      if (e.changed && e.text && !place(*e.text, e.value)) return false;
+    for (auto& update : verneed_updates_)
+      if (!place(update.text, update.new_value)) return false;
     return true;
   }
 
@@ -378,6 +418,21 @@ class EditPlanner {
     for (const auto& ph : view_.phdrs())
       if (ph.p_type == elf::PT_LOAD) page = std::max<uint64_t>(page, ph.p_align);
     return page;
+  }
+
+  // The page binutils (strip, objcopy) lays segments out by for this machine
+  // (its ELF_MAXPAGESIZE): a moved program header table must sit sizeof(Ehdr)
+  // past a boundary of it, not of the largest p_align (2 MiB for many CUDA
+  // libraries), so the file grows by less than one such page.
+  uint64_t binutils_page() const {
+    switch (uint16_t(view_.ehdr().e_machine)) {
+      case elf::EM_AARCH64: case elf::EM_PPC64: case elf::EM_PPC: case elf::EM_MIPS: case elf::EM_LOONGARCH:
+        return 0x10000;
+      case elf::EM_SPARCV9:
+        return 0x100000;
+      default:
+        return kMinPage;
+    }
   }
 
   // The resolution-cache segment of an earlier edit: the last PT_LOAD,
@@ -540,11 +595,13 @@ class EditPlanner {
       // Runpath strings last, so that later edits of them can grow into the slack in place.
       for (const auto& e : placed.entries)
         if (e.changed && e.text && !DynamicModel::is_runpath_entry(e)) add_string(*e.text);
+      for (const auto& update : verneed_updates_) add_string(update.text);
       for (const auto& e : placed.entries)
         if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) add_string(*e.text);
       strtab.resize(strtab.size() + std::max(kMinStringSlack, added), 0);
       for (auto& e : placed.entries)
         if (e.changed && e.text) e.value = offsets[*e.text];
+      for (auto& update : verneed_updates_) update.new_value = offsets[update.text];
     }
 
     // Segment layout: program headers (first, where objcopy/strip expect them in
@@ -589,8 +646,9 @@ class EditPlanner {
       // binutils (strip, objcopy) assumes a program header table that is not in
       // the first segment sits sizeof(Ehdr) past a page boundary, and relays the
       // segment out wrongly otherwise. The padding before it is left as a hole.
-      seg_off = align_down(old_size, page) + sizeof(Ehdr);
-      if (seg_off < old_size) seg_off += page;
+      uint64_t tool_page = std::min(page, binutils_page());
+      seg_off = align_down(old_size, tool_page) + sizeof(Ehdr);
+      if (seg_off < old_size) seg_off += tool_page;
     }
     auto delta_for = [&](uint64_t off) { return base > align_down(off, page) ? base - align_down(off, page) : 0; };
     uint64_t delta = delta_for(seg_off);
@@ -629,7 +687,7 @@ class EditPlanner {
       if (!with_dynamic) break;
       if (e.tag == elf::DT_STRTAB) e.value = seg_vaddr + strtab_rel;
       if (e.tag == elf::DT_STRSZ) e.value = strtab.size();
-      if (e.tag == kDtMipsRldMapRel) {
+      if (e.tag == elf::DT_MIPS_RLD_MAP_REL) {
         // Relative to its own entry's address, which moves with the table.
         uint64_t index = &e - placed.entries.data();
         uint64_t old_addr = dynamic_vaddr() + index * sizeof(Dyn);
@@ -741,6 +799,9 @@ class EditPlanner {
         plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF header"});
       }
     }
+    // A new interpreter that fits where the old one is, while the segment is appended for other reasons.
+    if (interp_changed_ && !move_interp) add_interp_write(plan, WritePhase::Commit);
+    add_version_need_writes(plan);
     add_symbol_updates(plan, moved, with_dynamic ? seg_vaddr + dyn_rel : dynamic_vaddr());
     return plan;
   }
@@ -846,8 +907,6 @@ class EditPlanner {
       }
     }
   }
-
-  static constexpr uint64_t kDtMipsRldMapRel = 0x70000035;
 
   uint64_t dynamic_vaddr() const {
     const Phdr* ph = view_.find_phdr(elf::PT_DYNAMIC);
@@ -978,6 +1037,13 @@ class EditPlanner {
   DynamicModel original_;
   DynamicModel model_;
   NoteChange note_;
+  struct VersionNeedUpdate {
+    uint64_t field_offset;  // of vn_file
+    std::string text;       // the library it must name
+    uint64_t new_value;     // string offset, once placed
+  };
+  std::vector<VersionNeedUpdate> verneed_updates_;
+  std::vector<std::string> warnings_;
   const Phdr* interp_phdr_ = nullptr;
   bool interp_changed_ = false;
   bool interp_needs_room_ = false;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "editing/edit_planner.hpp"
+#include "editing/edit_verifier.hpp"
 #include "editing/file_io.hpp"
 #include "reading/file_checks.hpp"
 #include "reading/elf_dispatch.hpp"
@@ -22,6 +23,15 @@ struct Planned {
   EditPlan plan;
 };
 
+void spoil_plan_for_testing(EditPlan& plan, const EditOptions& options) {
+  if (options.drop_writes_for_testing)
+    std::erase_if(plan.writes, [&](const PlannedWrite& w) { return w.what == *options.drop_writes_for_testing; });
+  if (options.inject_write_for_testing) {
+    const auto& [offset, bytes] = *options.inject_write_for_testing;
+    plan.writes.push_back({WritePhase::Commit, offset, bytes, "injected write"});
+  }
+}
+
 Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& request, const EditOptions& options) {
   RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
   Planned p;
@@ -31,6 +41,8 @@ Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& 
                  using View = std::decay_t<decltype(view)>;
                  return EditPlanner<typename View::Target>(view, outcome.before, options).plan(request);
                }));
+  spoil_plan_for_testing(p.plan, options);
+  RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), path, outcome.before, request, p.plan));
   outcome.strategy = p.plan.strategy;
   outcome.layout_note = p.plan.layout_note;
   outcome.old_size = mapping.bytes().size();

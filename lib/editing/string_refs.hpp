@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "reading/dynamic_table.hpp"
@@ -52,6 +53,49 @@ class StringRefCollector {
     return std::move(refs_);
   }
 
+  // Every Elf_Verneed's vn_file: where the field lies in the file and the library it names.
+  struct VersionNeedFile {
+    uint64_t field_offset;
+    std::string library;
+  };
+  Expected<std::vector<VersionNeedFile>> version_need_files() {
+    std::vector<VersionNeedFile> files;
+    RUNPATCH_CHECK(walk_verneed(
+        [&](uint64_t field, uint64_t index) -> Status {
+          RUNPATCH_TRY(auto text, dynamic_string(view_, table_, index, "version need file"));
+          files.push_back({field, std::string(text)});
+          return {};
+        },
+        [](uint64_t) -> Status { return {}; }));
+    return files;
+  }
+
+  // What the loader reads through the string table besides dynamic entries, as text in table order.
+  struct NamedStrings {
+    std::vector<std::string> symbols, version_need_files, version_need_names, version_definitions;
+  };
+  // symbols: how many dynamic symbols there are, when the caller knows better than
+  // this file's tables (a stripped file's count is bounded by the table after
+  // DT_SYMTAB, which an edit may move).
+  Expected<NamedStrings> named_strings(std::optional<uint64_t> symbols = std::nullopt) {
+    known_symbol_count_ = symbols;
+    NamedStrings out;
+    auto text_into = [&](std::vector<std::string>& list, const char* what) {
+      return [&, what](uint64_t index) -> Status {
+        RUNPATCH_TRY(auto text, dynamic_string(view_, table_, index, what));
+        list.emplace_back(text);
+        return {};
+      };
+    };
+    auto symbol_name = text_into(out.symbols, "symbol name");
+    RUNPATCH_CHECK(walk_symbols([&](uint64_t, uint64_t name) { return symbol_name(name); }));
+    auto need_file = text_into(out.version_need_files, "version need file");
+    RUNPATCH_CHECK(walk_verneed([&](uint64_t, uint64_t file) { return need_file(file); },
+                                text_into(out.version_need_names, "version need name")));
+    RUNPATCH_CHECK(walk_verdef(text_into(out.version_definitions, "version definition name")));
+    return out;
+  }
+
   // The range a string index covers, including its NUL.
   Expected<ByteRange> range_of(uint64_t index, const char* what) const {
     RUNPATCH_TRY(auto text, dynamic_string(view_, table_, index, what));
@@ -75,6 +119,7 @@ class StringRefCollector {
   }
 
   Expected<uint64_t> symbol_count(uint64_t symtab_vaddr) {
+    if (known_symbol_count_) return *known_symbol_count_;
     // Section headers give the count directly; stripped files need the hash tables.
     for (const auto& sh : view_.shdrs())
       if (sh.sh_type == SHT_DYNSYM && sh.sh_addr == symtab_vaddr && sh.sh_entsize == sizeof(elf::Sym<E>))
@@ -100,7 +145,9 @@ class StringRefCollector {
     return (*next - symtab_vaddr) / entsize;
   }
 
-  Status add_symbols() {
+  // Calls on_name(symbol index, its name's string index) for every dynamic symbol.
+  template <class OnName>
+  Status walk_symbols(OnName on_name) {
     auto symtab = table_.find(DT_SYMTAB);
     if (!symtab) return {};
     RUNPATCH_TRY(uint64_t entsize, symbol_entry_size());
@@ -109,14 +156,24 @@ class StringRefCollector {
     for (uint64_t i = 0; i < count; ++i) {
       // st_name is the first word of a symbol in both classes.
       RUNPATCH_TRY(auto name, view_.template table_at<typename E::Word>(off + i * entsize, 1, "dynamic symbol"));
-      if (name[0] != 0) RUNPATCH_CHECK(add(name[0], "symbol name"));
+      RUNPATCH_CHECK(on_name(i, uint64_t(name[0])));
     }
     return {};
   }
 
+  Status add_symbols() {
+    return walk_symbols([&](uint64_t, uint64_t name) -> Status {
+      if (name != 0) return add(name, "symbol name");
+      return {};
+    });
+  }
+
+ public:
   // Elf_Verneed: vn_version(2) vn_cnt(2) vn_file(4) vn_aux(4) vn_next(4); Elf_Vernaux:
   // vna_hash(4) vna_flags(2) vna_other(2) vna_name(4) vna_next(4).
-  Status add_verneed() {
+  // Calls on_file(offset of the vn_file field, its string index) and on_name(string index).
+  template <class OnFile, class OnName>
+  Status walk_verneed(OnFile on_file, OnName on_name) {
     auto vaddr = table_.find(DT_VERNEED);
     if (!vaddr) return {};
     uint64_t count = table_.find(DT_VERNEEDNUM).value_or(0);
@@ -124,11 +181,11 @@ class StringRefCollector {
     for (uint64_t n = 0; n < count && n < kMaxVersionEntries; ++n) {
       RUNPATCH_TRY(auto vn, words(off, 4));
       uint16_t cnt = half(off + 2);
-      RUNPATCH_CHECK(add(vn[1], "version need file"));
+      RUNPATCH_CHECK(on_file(off + 4, uint64_t(vn[1])));
       uint64_t aux = off + vn[2];
       for (uint16_t a = 0; a < cnt; ++a) {
         RUNPATCH_TRY(auto vna, words(aux, 4));
-        RUNPATCH_CHECK(add(vna[2], "version need name"));
+        RUNPATCH_CHECK(on_name(uint64_t(vna[2])));
         if (vna[3] == 0) break;
         aux += vna[3];
       }
@@ -138,9 +195,16 @@ class StringRefCollector {
     return {};
   }
 
+ private:
+  Status add_verneed() {
+    return walk_verneed([&](uint64_t, uint64_t file) { return add(file, "version need file"); },
+                        [&](uint64_t name) { return add(name, "version need name"); });
+  }
+
   // Elf_Verdef: vd_version(2) vd_flags(2) vd_ndx(2) vd_cnt(2) vd_hash(4) vd_aux(4) vd_next(4);
   // Elf_Verdaux: vda_name(4) vda_next(4).
-  Status add_verdef() {
+  template <class OnName>
+  Status walk_verdef(OnName on_name) {
     auto vaddr = table_.find(DT_VERDEF);
     if (!vaddr) return {};
     uint64_t count = table_.find(DT_VERDEFNUM).value_or(0);
@@ -151,7 +215,7 @@ class StringRefCollector {
       uint64_t aux = off + vd[3];
       for (uint16_t a = 0; a < cnt; ++a) {
         RUNPATCH_TRY(auto vda, words(aux, 2));
-        RUNPATCH_CHECK(add(vda[0], "version definition name"));
+        RUNPATCH_CHECK(on_name(uint64_t(vda[0])));
         if (vda[1] == 0) break;
         aux += vda[1];
       }
@@ -161,16 +225,21 @@ class StringRefCollector {
     return {};
   }
 
+  Status add_verdef() {
+    return walk_verdef([&](uint64_t name) { return add(name, "version definition name"); });
+  }
+
   Expected<std::span<const typename E::Word>> words(uint64_t off, uint64_t n) {
     return view_.template table_at<typename E::Word>(off, n, "version entry");
   }
   uint16_t half(uint64_t off) {  // callers have bounds-checked the enclosing words
-    return *reinterpret_cast<const typename E::Half*>(view_.bytes().data() + off);
+    return *reinterpret_cast<const typename E::Half*>(view_.data_at(off, 2));
   }
 
   const ElfView<E>& view_;
   const DynamicTable<E>& table_;
   std::vector<ByteRange> refs_;
+  std::optional<uint64_t> known_symbol_count_;
 };
 
 }  // namespace detail

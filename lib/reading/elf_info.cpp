@@ -6,7 +6,7 @@
 #include "reading/resolution_cache_note.hpp"
 #include "reading/dynamic_table.hpp"
 #include "reading/elf_dispatch.hpp"
-#include "reading/file_reader.hpp"
+#include "reading/elf_info_reader.hpp"
 
 namespace runpatch {
 
@@ -98,6 +98,10 @@ Expected<ElfInfo> read_elf_info(std::span<const uint8_t> bytes, const std::strin
 
 Expected<ElfInfo> read_elf_info(const std::filesystem::path& path) {
   RUNPATCH_TRY(FileReader file, FileReader::open(path));
+  return read_elf_info(file);
+}
+
+Expected<ElfInfo> read_elf_info(const FileReader& file) {
   return visit_elf(file, [](const auto& view) { return extract(view); });
 }
 

@@ -89,14 +89,36 @@ class ElfView {
     for (const Phdr& ph : phdrs_) {
       if (ph.p_type != elf::PT_LOAD) continue;
       uint64_t start = ph.p_vaddr, filesz = ph.p_filesz;
-      if (vaddr < start || vaddr - start > filesz || size > filesz - (vaddr - start)) continue;
+      if (vaddr < start || vaddr - start > filesz) continue;
       uint64_t off = uint64_t(ph.p_offset) + (vaddr - start);
+      uint64_t rel = vaddr - start;
+      if (size > filesz - rel && size > mapped_run_from(ph) - rel) continue;
       if (!in_file(off, size))
         return error(fmt::format("{} at address {:#x} maps past end of file", what, vaddr), off);
       return off;
     }
     return error(fmt::format("{} at address {:#x} (size {}) lies in no loadable segment", what,
                              vaddr, size), referenced_at);
+  }
+
+  // Bytes from the start of segment on that the file maps contiguously: its own
+  // file size plus that of PT_LOADs following it directly in file and memory
+  // (same offset-to-address delta). patchelf's edits of non-PIE executables
+  // leave .dynstr spanning two such segments, and the loader reads it fine.
+  uint64_t mapped_run_from(const Phdr& segment) const {
+    uint64_t run = segment.p_filesz;
+    for (size_t hops = 0; hops < phdrs_.size(); ++hops) {
+      const Phdr* next = nullptr;
+      for (const Phdr& ph : phdrs_)
+        if (ph.p_type == elf::PT_LOAD && ph.p_filesz > 0 && &ph != &segment &&
+            uint64_t(ph.p_vaddr) - uint64_t(segment.p_vaddr) == run &&
+            uint64_t(ph.p_offset) - uint64_t(segment.p_offset) == run)
+          next = &ph;
+      if (!next || run == 0) break;
+      if (uint64_t(next->p_filesz) > UINT64_MAX - run) break;
+      run += next->p_filesz;
+    }
+    return run;
   }
 
   // count entries of T at off, all inside the file.

@@ -29,8 +29,15 @@ Expected<FileReader> FileReader::adopt(int fd, std::string path) {
   return reader;
 }
 
+FileReader FileReader::from_source(Source source, uint64_t size, std::string path) {
+  FileReader reader(-1, std::move(path), size);
+  reader.source_ = std::move(source);
+  return reader;
+}
+
 FileReader::FileReader(FileReader&& other) noexcept
-    : fd_(other.fd_), path_(std::move(other.path_)), size_(other.size_), windows_(std::move(other.windows_)) {
+    : fd_(other.fd_), source_(std::move(other.source_)), path_(std::move(other.path_)), size_(other.size_),
+      windows_(std::move(other.windows_)) {
   other.fd_ = -1;
 }
 
@@ -38,6 +45,7 @@ FileReader& FileReader::operator=(FileReader&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
+    source_ = std::move(other.source_);
     path_ = std::move(other.path_);
     size_ = other.size_;
     windows_ = std::move(other.windows_);
@@ -58,14 +66,20 @@ const uint8_t* FileReader::at(uint64_t offset, uint64_t length) const {
   uint64_t start = offset / kAlign * kAlign;
   uint64_t end = std::min(size_, std::max(offset + length, start + kMinimum));
   Window w{start, end - start, std::make_unique_for_overwrite<uint8_t[]>(end - start)};
-  for (uint64_t done = 0; done < w.length;) {
-    ssize_t got = ::pread(fd_, w.bytes.get() + done, w.length - done, static_cast<off_t>(start + done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return nullptr;
-    done += static_cast<uint64_t>(got);
-  }
+  if (!read_into(w.bytes.get(), w.offset, w.length)) return nullptr;
   windows_.push_back(std::move(w));
   return windows_.back().bytes.get() + (offset - start);
+}
+
+bool FileReader::read_into(uint8_t* out, uint64_t offset, uint64_t length) const {
+  if (source_) return source_(offset, length, out);
+  for (uint64_t done = 0; done < length;) {
+    ssize_t got = ::pread(fd_, out + done, length - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    done += static_cast<uint64_t>(got);
+  }
+  return true;
 }
 
 }  // namespace runpatch

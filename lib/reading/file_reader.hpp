@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ class FileReader {
   static Expected<FileReader> open(const std::filesystem::path& path);
   // Reads from an already open descriptor, which the reader then owns.
   static Expected<FileReader> adopt(int fd, std::string path);
+  // Reads an image that exists only in memory (the editor's planned result):
+  // source fills [offset, offset + length) and says whether it could.
+  using Source = std::function<bool(uint64_t offset, uint64_t length, uint8_t* out)>;
+  static FileReader from_source(Source source, uint64_t size, std::string path);
 
   FileReader(FileReader&& other) noexcept;
   FileReader& operator=(FileReader&& other) noexcept;
@@ -44,7 +49,10 @@ class FileReader {
     uint64_t offset = 0, length = 0;
     std::unique_ptr<uint8_t[]> bytes;
   };
+  bool read_into(uint8_t* out, uint64_t offset, uint64_t length) const;
+
   int fd_ = -1;
+  Source source_;  // instead of fd_, when set
   std::string path_;
   uint64_t size_ = 0;
   mutable std::vector<Window> windows_;  // a handful per file: a scan finds one

@@ -20,12 +20,13 @@ struct NoteRef {
   bool alone = false;       // the only note of its segment
 };
 
+// segment_type: PT_NOTE (what the loader walks), or PT_GNU_PROPERTY, which holds notes too.
 template <class E, class Visit>
-void for_each_note(const ElfView<E>& view, Visit&& visit) {
+void for_each_note(const ElfView<E>& view, Visit&& visit, uint32_t segment_type = elf::PT_NOTE) {
   auto phdrs = view.phdrs();
   for (size_t index = 0; index < phdrs.size(); ++index) {
     const auto& ph = phdrs[index];
-    if (ph.p_type != elf::PT_NOTE || !view.in_file(ph.p_offset, ph.p_filesz)) continue;
+    if (ph.p_type != segment_type || !view.in_file(ph.p_offset, ph.p_filesz)) continue;
     uint64_t align = ph.p_align == 8 ? 8 : 4;
     uint64_t at = ph.p_offset, end = uint64_t(ph.p_offset) + uint64_t(ph.p_filesz);
     // at may pass end when the last descriptor's padding is cut off: check before subtracting.

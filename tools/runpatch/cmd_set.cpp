@@ -1,5 +1,7 @@
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "command.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/runpath_ops.hpp"
@@ -68,8 +70,14 @@ Command add_set_command(CLI::App& root) {
               if (outcome->strategy == EditStrategy::Unchanged) {
                 fmt::print("{}: unchanged\n", file);
               } else {
-                fmt::print("{}: {}{} ({})\n", file, o->dry_run ? "would edit, " : "", strategy_name(outcome->strategy),
-                           outcome->layout_note);
+                // Growth is closure size in a Nix store: always say it, and how much of it is written bytes.
+                uint64_t written = 0;
+                for (const auto& w : outcome->writes)
+                  if (w.offset + w.size > outcome->old_size)
+                    written += w.offset + w.size - std::max(w.offset, outcome->old_size);
+                fmt::print("{}: {}{} ({}); {} -> {} bytes, +{} ({} written)\n", file, o->dry_run ? "would edit, " : "",
+                           strategy_name(outcome->strategy), outcome->layout_note, outcome->old_size,
+                           outcome->new_size, outcome->new_size - outcome->old_size, written);
               }
             }
             return status;

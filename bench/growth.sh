@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# File growth of runpatch's edits next to patchelf's, on the same files.
+# A Nix store keeps every byte up to st_size (a NAR has no holes), so growth
+# is closure size. For every dynamic ELF file of the CUDA toolkit and up to
+# 300 system libraries, three edits, each on a fresh copy:
+#   prepend  /run/opengl-driver/lib in front of the runpath (addDriverRunpath)
+#   set300   a 300-byte runpath
+#   ldcache  prepend, plus the resolution-cache note (runpatch --ldcache;
+#            patchelf's column is its plain prepend: it has no such note)
+# Both tools run in their default mode (no --in-place). Prints per edit the
+# totals, how many files runpatch grows no more than patchelf, the worst file,
+# and whether runpatch ever grows a file by more than its new bytes + 4096
+# (the new bytes are what `runpatch set` reports as written past the old end).
+# Usage: bench/growth.sh [CUDA_DIR] [SYSTEM_LIBS_LIMIT]
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+cuda=${1:-/usr/local/cuda-13.0}
+limit=${2:-300}
+command -v patchelf >/dev/null || { echo "patchelf is not installed (scripts/install-deps)" >&2; exit 2; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/runpatch-growth.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+files=()
+if [[ -d $cuda ]]; then
+  while IFS= read -r -d '' f; do files+=("$f"); done < <("$runpatch" scan --dynamic-paths -0 "$cuda" 2>/dev/null ||
+    find "$cuda" -type f -name '*.so*' -print0)
+fi
+count=0
+while IFS= read -r -d '' f; do
+  file -b "$f" | grep -q 'dynamically linked' || continue
+  files+=("$f"); count=$((count + 1))
+  [[ $count -ge $limit ]] && break
+done < <(find /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -name 'lib*.so*' -print0 | sort -z)
+
+runpath_300=/nix/store/$(printf 'x%.0s' $(seq 1 250))/lib:/run/opengl-driver/lib
+printf '%-8s %6s %14s %14s %10s %8s  %s\n' edit files runpatch patchelf '<=patchelf' over+4k worst
+for edit in prepend set300 ldcache; do
+  total_ours=0 total_theirs=0 no_worse=0 over=0 n=0 worst=0 worst_file=-
+  for f in "${files[@]}"; do
+    old_size=$(stat -c %s "$f")
+    old_rpath=$(patchelf --print-rpath "$f" 2>/dev/null) || continue
+    case $edit in
+      prepend|ldcache) new_rpath=/run/opengl-driver/lib${old_rpath:+:$old_rpath} ;;
+      set300) new_rpath=$runpath_300 ;;
+    esac
+    cp "$f" "$work/ours"; cp "$f" "$work/theirs"
+    flags=(--runpath "$new_rpath")
+    [[ $edit == ldcache ]] && flags+=(--ldcache)
+    line=$("$runpatch" set "${flags[@]}" "$work/ours" 2>/dev/null) || continue
+    patchelf --set-rpath "$new_rpath" "$work/theirs" 2>/dev/null || continue
+    ours=$(( $(stat -c %s "$work/ours") - old_size ))
+    theirs=$(( $(stat -c %s "$work/theirs") - old_size ))
+    n=$((n + 1)); total_ours=$((total_ours + ours)); total_theirs=$((total_theirs + theirs))
+    [[ $ours -le $theirs ]] && no_worse=$((no_worse + 1))
+    written=$("$runpatch" set --dry-run "${flags[@]}" "$f" 2>/dev/null | sed -n 's/.*bytes, +[0-9]* (\([0-9]*\) written)$/\1/p')
+    [[ -n $written && $ours -gt $((written + 4096)) ]] && over=$((over + 1))
+    if [[ $((ours - theirs)) -gt $worst ]]; then worst=$((ours - theirs)); worst_file="$f (+$ours vs +$theirs)"; fi
+  done
+  printf '%-8s %6d %14d %14d %9d%% %8d  %s\n' "$edit" "$n" "$total_ours" "$total_theirs" \
+    $((n ? no_worse * 100 / n : 0)) "$over" "$worst_file"
+done

@@ -1,0 +1,405 @@
+#include "editing/edit_verifier.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <tuple>
+
+#include "editing/string_refs.hpp"
+#include "reading/elf_dispatch.hpp"
+#include "reading/elf_info_reader.hpp"
+#include "reading/notes.hpp"
+#include "runpatch/resolution_cache.hpp"
+
+namespace runpatch {
+
+namespace {
+
+// ---- The planned result as an image -----------------------------------------
+
+// The original with the writes laid over it in the order they are applied
+// (prepare, commit, cleanup), zeros past its end, cut at the new size.
+class PlannedImage {
+ public:
+  PlannedImage(std::span<const uint8_t> original, const EditPlan& plan) : original_(original), size_(plan.new_size) {
+    for (auto phase : {WritePhase::Prepare, WritePhase::Commit, WritePhase::Cleanup})
+      for (const auto& w : plan.writes)
+        if (w.phase == phase) writes_.push_back(&w);
+  }
+
+  bool read(uint64_t offset, uint64_t length, uint8_t* out) const {
+    if (offset > size_ || length > size_ - offset) return false;
+    uint64_t end = offset + length;
+    std::memset(out, 0, length);
+    if (offset < original_.size())
+      std::memcpy(out, original_.data() + offset, std::min<uint64_t>(end, original_.size()) - offset);
+    for (const PlannedWrite* w : writes_) {
+      uint64_t from = std::max(offset, w->offset), to = std::min(end, w->offset + w->bytes.size());
+      if (from < to) std::memcpy(out + (from - offset), w->bytes.data() + (from - w->offset), to - from);
+    }
+    return true;
+  }
+
+ private:
+  std::span<const uint8_t> original_;
+  uint64_t size_;
+  std::vector<const PlannedWrite*> writes_;
+};
+
+Error verification_error(const std::string& path, const std::string& field, const std::string& detail) {
+  return make_error(path, fmt::format("edit verification failed: {} {} (file left untouched)", field, detail));
+}
+
+std::string shown(const std::optional<std::string>& value) { return value ? "'" + *value + "'" : "(none)"; }
+std::string shown(const std::vector<std::string>& values) { return "[" + fmt::format("{}", fmt::join(values, ", ")) + "]"; }
+
+template <class T>
+Status expect_equal(const std::string& path, const std::string& field, const T& wanted, const T& found) {
+  if (wanted == found) return {};
+  return verification_error(path, field, fmt::format("is {}, expected {}", shown(found), shown(wanted)));
+}
+
+// ---- Which bytes of the old file an edit may write --------------------------
+
+struct Range {
+  uint64_t begin, end;
+};
+
+// Ranges sorted and merged; gaps under 8 bytes (alignment padding between
+// headers, notes and the interpreter string) are closed.
+std::vector<Range> merged(std::vector<Range> ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::vector<Range> out;
+  for (const auto& r : ranges) {
+    if (r.end <= r.begin) continue;
+    if (!out.empty() && r.begin <= out.back().end + 7) out.back().end = std::max(out.back().end, r.end);
+    else out.push_back(r);
+  }
+  return out;
+}
+
+template <class E>
+class WritableRegions {
+  using Phdr = elf::Phdr<E>;
+  using Shdr = elf::Shdr<E>;
+  using Sym = elf::Sym<E>;
+
+ public:
+  WritableRegions(const ElfView<E>& view, const DynamicTable<E>& table) : view_(view), table_(table) {}
+
+  Expected<std::vector<Range>> collect() {
+    const auto& eh = view_.ehdr();
+    add(0, sizeof(elf::Ehdr<E>));
+    add(eh.e_phoff, view_.phdrs().size() * sizeof(Phdr));
+    add(eh.e_shoff, view_.shdrs().size() * sizeof(Shdr));
+    add(table_.strtab_offset, table_.strtab_size);
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_type == elf::PT_DYNAMIC || ph.p_type == elf::PT_INTERP || ph.p_type == elf::PT_NOTE ||
+          ph.p_type == elf::PT_GNU_PROPERTY)
+        add(ph.p_offset, ph.p_filesz);
+    detail::StringRefCollector<E> refs(view_, table_);
+    RUNPATCH_CHECK(refs.walk_verneed(
+        [&](uint64_t field, uint64_t) -> Status {
+          add(field, 4);
+          return {};
+        },
+        [](uint64_t) -> Status { return {}; }));
+    add_symbol_tables();
+    return merged(std::move(ranges_));
+  }
+
+ private:
+  void add(uint64_t offset, uint64_t size) {
+    if (size > 0 && offset + size > offset) ranges_.push_back({offset, offset + size});
+  }
+
+  // Static symbol tables are for tools; in .dynsym only section symbols and
+  // _DYNAMIC, whose values follow a moved section.
+  void add_symbol_tables() {
+    auto shdrs = view_.shdrs();
+    for (const auto& sh : shdrs) {
+      if (sh.sh_type == elf::SHT_SYMTAB && !(sh.sh_flags & elf::SHF_ALLOC)) add(sh.sh_offset, sh.sh_size);
+      if (sh.sh_type != elf::SHT_DYNSYM || sh.sh_entsize != sizeof(Sym) || sh.sh_link >= shdrs.size()) continue;
+      const auto& names = shdrs[sh.sh_link];
+      auto symbols = view_.template table_at<Sym>(sh.sh_offset, uint64_t(sh.sh_size) / sizeof(Sym), "symbol table");
+      if (!symbols) continue;
+      for (size_t i = 0; i < symbols->size(); ++i) {
+        const Sym& sym = (*symbols)[i];
+        bool movable = (sym.st_info & 0xf) == elf::STT_SECTION;
+        if (!movable) {
+          auto name = view_.string_at(names.sh_offset, names.sh_size, sym.st_name, "symbol");
+          movable = name && *name == "_DYNAMIC";
+        }
+        if (movable) add(uint64_t(sh.sh_offset) + i * sizeof(Sym), sizeof(Sym));
+      }
+    }
+  }
+
+  const ElfView<E>& view_;
+  const DynamicTable<E>& table_;
+  std::vector<Range> ranges_;
+};
+
+template <class E>
+Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const EditPlan& plan) {
+  RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect());
+  uint64_t old_size = old_view.size();
+  for (const auto& w : plan.writes) {
+    if (w.bytes.empty() || w.offset >= old_size) continue;
+    uint64_t end = std::min<uint64_t>(w.offset + w.bytes.size(), old_size);
+    bool inside = std::any_of(regions.begin(), regions.end(),
+                              [&](const Range& r) { return w.offset >= r.begin && end <= r.end; });
+    if (!inside)
+      return verification_error(old_view.path(), w.what,
+                      fmt::format("would write {} bytes at offset {:#x}, outside every structure an edit may change",
+                                  end - w.offset, w.offset));
+  }
+  return {};
+}
+
+// ---- The program headers of the result --------------------------------------
+
+template <class E>
+bool is_load_dropped_with_tables(const ElfView<E>& old_view, const DynamicTable<E>& table, const elf::Phdr<E>& ph) {
+  // A segment an earlier edit appended (dynamic strings and section, or a
+  // resolution-cache note) may be replaced; code never is.
+  if (ph.p_flags & elf::PF_X || &ph == old_view.find_phdr(elf::PT_LOAD)) return false;
+  auto holds = [&](uint64_t off) { return off >= ph.p_offset && off - ph.p_offset < uint64_t(ph.p_filesz); };
+  if (holds(table.offset) || holds(table.strtab_offset)) return true;
+  bool holds_note = false;
+  for_each_note(old_view, [&](const NoteRef& note) {
+    if (note.type == kResolutionCacheNoteType && holds(note.offset)) holds_note = true;
+  });
+  return holds_note;
+}
+
+template <class E>
+Status check_loads(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const ElfView<E>& new_view) {
+  using Phdr = elf::Phdr<E>;
+  const std::string& path = old_view.path();
+  auto same = [](const Phdr& a, const Phdr& b) {
+    return a.p_type == b.p_type && a.p_flags == b.p_flags && a.p_offset == b.p_offset && a.p_vaddr == b.p_vaddr &&
+           a.p_filesz == b.p_filesz && a.p_memsz == b.p_memsz && a.p_align == b.p_align;
+  };
+  for (size_t i = 0; i < old_view.phdrs().size(); ++i) {
+    const Phdr& old_load = old_view.phdrs()[i];
+    if (old_load.p_type != elf::PT_LOAD) continue;
+    bool kept = std::any_of(new_view.phdrs().begin(), new_view.phdrs().end(),
+                            [&](const Phdr& ph) { return same(ph, old_load); });
+    if (!kept && !is_load_dropped_with_tables(old_view, old_table, old_load))
+      return verification_error(path, fmt::format("PT_LOAD #{}", i), "is changed or gone in the planned result");
+  }
+  auto ascending = [](const ElfView<E>& view) {
+    uint64_t end = 0;
+    for (const Phdr& ph : view.phdrs()) {
+      if (ph.p_type != elf::PT_LOAD) continue;
+      if (uint64_t(ph.p_vaddr) < end) return false;
+      end = uint64_t(ph.p_vaddr) + uint64_t(ph.p_memsz);
+    }
+    return true;
+  };
+  bool was_ascending = ascending(old_view);
+  const Phdr* previous = nullptr;
+  for (const Phdr& ph : new_view.phdrs()) {
+    if (ph.p_type != elf::PT_LOAD) continue;
+    uint64_t align = ph.p_align;
+    if (align > 1 && (uint64_t(ph.p_offset) % align) != (uint64_t(ph.p_vaddr) % align))
+      return verification_error(path, "a PT_LOAD", fmt::format("at {:#x} has an offset not congruent to its address", uint64_t(ph.p_vaddr)));
+    if (!new_view.in_file(ph.p_offset, ph.p_filesz))
+      return verification_error(path, "a PT_LOAD", fmt::format("at {:#x} extends past the end of the file", uint64_t(ph.p_vaddr)));
+    // ld.so requires PT_LOADs in ascending address order and maps the span from the first to the last.
+    if (was_ascending && previous && uint64_t(previous->p_vaddr) + uint64_t(previous->p_memsz) > uint64_t(ph.p_vaddr))
+      return verification_error(path, "the PT_LOADs", fmt::format("are not in ascending, non-overlapping address order at {:#x}",
+                                                         uint64_t(ph.p_vaddr)));
+    previous = &ph;
+  }
+  return {};
+}
+
+// Segments the loader reads through memory must map their own file bytes
+// (checked where the edit moved or resized them).
+template <class E>
+Status check_mapped_in_place(const ElfView<E>& old_view, const ElfView<E>& view, const ElfInfo& after) {
+  const auto& eh = view.ehdr();
+  auto unchanged = [&](const elf::Phdr<E>& ph) {
+    const auto* old = old_view.find_phdr(ph.p_type);
+    bool same_table = ph.p_type != elf::PT_PHDR || old_view.ehdr().e_phoff == eh.e_phoff;
+    return old && same_table && old->p_offset == ph.p_offset && old->p_vaddr == ph.p_vaddr &&
+           old->p_filesz == ph.p_filesz;
+  };
+  for (const auto& ph : view.phdrs()) {
+    bool read_in_memory = ph.p_type == elf::PT_INTERP || ph.p_type == elf::PT_DYNAMIC || ph.p_type == elf::PT_PHDR;
+    if (!read_in_memory || ph.p_filesz == 0 || unchanged(ph)) continue;
+    auto off = view.offset_of_vaddr(ph.p_vaddr, ph.p_filesz, "segment");
+    if (!off || *off != uint64_t(ph.p_offset))
+      return verification_error(view.path(), fmt::format("program header of type {:#x}", uint32_t(ph.p_type)),
+                      fmt::format("at {:#x} does not map its own file bytes", uint64_t(ph.p_vaddr)));
+    if (ph.p_type != elf::PT_PHDR) continue;
+    if (ph.p_offset != eh.e_phoff || ph.p_filesz < view.phdrs().size() * sizeof(elf::Phdr<E>))
+      return verification_error(view.path(), "PT_PHDR", "does not describe the program header table");
+    // Kernels before 5.18 pass AT_PHDR = first PT_LOAD's address - offset + e_phoff.
+    const auto* first = view.find_phdr(elf::PT_LOAD);
+    if (after.is_executable() && first &&
+        uint64_t(first->p_vaddr) - uint64_t(first->p_offset) + uint64_t(eh.e_phoff) != uint64_t(ph.p_vaddr))
+      return verification_error(view.path(), "PT_PHDR", "is not where older kernels tell the loader the program headers are");
+  }
+  return {};
+}
+
+// ---- The dynamic section, symbols, versions and notes -----------------------
+
+using TagValues = std::vector<std::pair<uint64_t, uint64_t>>;
+using TagTexts = std::vector<std::pair<uint64_t, std::string>>;
+
+bool is_edited_tag(uint64_t tag) {
+  return tag == elf::DT_NEEDED || tag == elf::DT_SONAME || tag == elf::DT_RPATH || tag == elf::DT_RUNPATH;
+}
+
+// Entries an edit never changes: by value (non-strings) and by text (other string tags).
+template <class E>
+Expected<std::pair<TagValues, TagTexts>> fixed_entries(const ElfView<E>& view, const DynamicTable<E>& table) {
+  std::pair<TagValues, TagTexts> out;
+  for (const auto& d : table.entries()) {
+    uint64_t tag = d.d_tag, value = d.d_val;
+    if (tag == elf::DT_STRTAB || tag == elf::DT_STRSZ || tag == elf::DT_MIPS_RLD_MAP_REL || is_edited_tag(tag)) continue;
+    if (!is_string_tag(tag)) {
+      out.first.emplace_back(tag, value);
+      continue;
+    }
+    RUNPATCH_TRY(auto text, dynamic_string(view, table, value, "dynamic entry"));
+    out.second.emplace_back(tag, std::string(text));
+  }
+  return out;
+}
+
+using NoteSet = std::set<std::tuple<std::string, uint32_t, std::vector<uint8_t>>>;
+
+// Every note but the resolution cache (which an edit writes, moves or
+// neutralizes), whether a PT_NOTE or PT_GNU_PROPERTY shows it.
+template <class E>
+NoteSet notes_of(const ElfView<E>& view) {
+  NoteSet notes;
+  auto take = [&](const NoteRef& note) {
+    if (note_named(note, kResolutionCacheNoteName) && (note.type == kResolutionCacheNoteType || note.type == 0)) return;
+    notes.emplace(std::string(note.name), note.type, std::vector<uint8_t>(note.descriptor.begin(), note.descriptor.end()));
+  };
+  for_each_note(view, take, elf::PT_NOTE);
+  for_each_note(view, take, elf::PT_GNU_PROPERTY);
+  return notes;
+}
+
+template <class E>
+Status check_dynamic(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const ElfView<E>& new_view,
+                     const DynamicTable<E>& new_table, const ExpectedFacts& expected) {
+  const std::string& path = old_view.path();
+  RUNPATCH_TRY(auto old_fixed, fixed_entries(old_view, old_table));
+  RUNPATCH_TRY(auto new_fixed, fixed_entries(new_view, new_table));
+  if (old_fixed.first != new_fixed.first) return verification_error(path, "the dynamic section", "lost or changed an entry it does not edit");
+  if (old_fixed.second != new_fixed.second) return verification_error(path, "the dynamic section", "changed a string entry it does not edit");
+
+  RUNPATCH_TRY(auto old_names, detail::StringRefCollector<E>(old_view, old_table).named_strings());
+  RUNPATCH_TRY(auto new_names,
+               detail::StringRefCollector<E>(new_view, new_table).named_strings(old_names.symbols.size()));
+  if (old_names.symbols != new_names.symbols) return verification_error(path, "dynamic symbol names", "changed");
+  if (old_names.version_need_names != new_names.version_need_names) return verification_error(path, "version need names", "changed");
+  if (old_names.version_definitions != new_names.version_definitions)
+    return verification_error(path, "version definition names", "changed");
+  RUNPATCH_CHECK(expect_equal(path, "version need files (.gnu.version_r vn_file)",
+                              expected.version_need_files(old_names.version_need_files), new_names.version_need_files));
+  if (notes_of(old_view) != notes_of(new_view)) return verification_error(path, "the notes", "changed");
+  return {};
+}
+
+Status check_facts(const std::string& path, const ElfInfo& before, const ElfInfo& after, const ExpectedFacts& expected,
+                   const EditRequest& request, const EditPlan& plan) {
+  RUNPATCH_CHECK(expect_equal(path, "interpreter", expected.interpreter, after.interpreter));
+  RUNPATCH_CHECK(expect_equal(path, "soname", expected.soname, after.soname));
+  RUNPATCH_CHECK(expect_equal(path, "DT_NEEDED", expected.needed, after.needed));
+  RUNPATCH_CHECK(expect_equal(path, "DT_RUNPATH", expected.runpath, after.runpath));
+  RUNPATCH_CHECK(expect_equal(path, "DT_RPATH", expected.rpath, after.rpath));
+  if (after.identity != before.identity || after.type != before.type) return verification_error(path, "the ELF header", "changed its identity");
+  if (after.flags != before.flags || after.flags_1 != before.flags_1) return verification_error(path, "DT_FLAGS/DT_FLAGS_1", "changed");
+  if (after.dlopen != before.dlopen) return verification_error(path, "the .note.dlopen entries", "changed");
+  if (after.resolution_cache && !after.resolution_cache->defect.empty())
+    return verification_error(path, "the resolution-cache note", "is unreadable: " + after.resolution_cache->defect);
+  // A warning explains a note that could not be written or had to go.
+  if (std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                  [](const std::string& w) { return w.find("resolution cache") != std::string::npos; }))
+    return {};
+  bool wanted = request.resolution_cache == ResolutionCacheMode::Write ||
+                (request.resolution_cache == ResolutionCacheMode::Refresh && before.resolution_cache);
+  if (wanted != after.resolution_cache.has_value())
+    return verification_error(path, "the resolution-cache note", wanted ? "is missing" : "is still present");
+  return {};
+}
+
+template <class E>
+Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const ElfInfo& before,
+                    const ExpectedFacts& expected, const EditRequest& request, const EditPlan& plan) {
+  const std::string& path = old_view.path();
+  RUNPATCH_TRY(auto old_table, read_dynamic(old_view));
+  if (!old_table) return {};  // the planner refuses such files before a plan exists
+  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, plan));
+  RUNPATCH_TRY(ElfInfo after, read_elf_info(result));
+  RUNPATCH_CHECK(check_facts(path, before, after, expected, request, plan));
+  RUNPATCH_TRY(auto new_view, ElfView<E>::parse(result));
+  RUNPATCH_TRY(auto new_table, read_dynamic(new_view));
+  if (!new_table) return verification_error(path, "the dynamic section", "is gone");
+  RUNPATCH_CHECK(check_loads(old_view, *old_table, new_view));
+  RUNPATCH_CHECK(check_mapped_in_place(old_view, new_view, after));
+  return check_dynamic(old_view, *old_table, new_view, *new_table, expected);
+}
+
+}  // namespace
+
+std::vector<std::string> ExpectedFacts::version_need_files(std::vector<std::string> files) const {
+  for (const auto& [from, to] : replaced)
+    for (auto& file : files)
+      if (file == from) file = to;
+  return files;
+}
+
+Expected<ExpectedFacts> expected_facts(const ElfInfo& before, const EditRequest& request) {
+  ExpectedFacts facts;
+  facts.interpreter = request.interpreter ? request.interpreter : before.interpreter;
+  facts.soname = request.soname ? request.soname : before.soname;
+  facts.replaced = request.replace_needed;
+  facts.needed = facts.version_need_files(before.needed);
+  std::erase_if(facts.needed, [&](const std::string& name) {
+    return std::find(request.remove_needed.begin(), request.remove_needed.end(), name) != request.remove_needed.end();
+  });
+  std::vector<std::string> added;
+  for (const auto& name : request.add_needed)
+    if (std::find(facts.needed.begin(), facts.needed.end(), name) == facts.needed.end() &&
+        std::find(added.begin(), added.end(), name) == added.end())
+      added.push_back(name);
+  facts.needed.insert(facts.needed.begin(), added.begin(), added.end());
+  facts.runpath = before.runpath;
+  facts.rpath = before.rpath;
+  if (request.runpath) {
+    RUNPATCH_TRY(RunpathChange change, request.runpath(before));
+    if (change.kind == RunpathChange::Kind::Remove) facts.runpath = facts.rpath = std::nullopt;
+    if (change.kind == RunpathChange::Kind::Set) {
+      facts.runpath = facts.rpath = std::nullopt;
+      (request.force_rpath ? facts.rpath : facts.runpath) = change.value;
+    }
+  }
+  return facts;
+}
+
+Status verify_edit_plan(std::span<const uint8_t> original, const std::string& path, const ElfInfo& before,
+                        const EditRequest& request, const EditPlan& plan) {
+  if (plan.strategy == EditStrategy::Unchanged && plan.writes.empty()) return {};
+  RUNPATCH_TRY(ExpectedFacts expected, expected_facts(before, request));
+  PlannedImage image(original, plan);
+  FileReader result = FileReader::from_source(
+      [&image](uint64_t offset, uint64_t length, uint8_t* out) { return image.read(offset, length, out); },
+      plan.new_size, path);
+  return visit_elf(original, path, [&](const auto& old_view) {
+    return verify_typed(old_view, result, before, expected, request, plan);
+  });
+}
+
+}  // namespace runpatch

@@ -1,0 +1,287 @@
+// Edits that used to come out silently wrong, on every arch fixture, each
+// proven by running the edited program (natively or under qemu-user):
+// symbol-version needs follow --replace-needed, an interpreter that fits is
+// written even when a segment is appended, files patchelf edited before are
+// read and edited, and the file grows by the new bytes only.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "elf_checks.hpp"
+#include "fixtures.hpp"
+#include "readelf_oracle.hpp"
+#include "runpatch/edit.hpp"
+#include "runpatch/runpath_ops.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+using test::FixtureArch;
+using test::run_command;
+
+const std::string kPatchelfCli = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
+
+class EditCorrectness : public ::testing::TestWithParam<FixtureArch> {
+ protected:
+  void SetUp() override {
+    if (!test::can_run(arch())) GTEST_SKIP() << arch().qemu << " is not installed: cannot run " << arch().name;
+  }
+  const FixtureArch& arch() const { return GetParam(); }
+
+  fs::path case_dir(const std::string& name) { return test::scratch_dir("correctness/" + arch().name + "/" + name); }
+
+  // dir/prog (a copy of program) and dir/lib/ with the libraries the fixtures link.
+  fs::path prepare(const std::string& case_name, const std::string& program) {
+    fs::path dir = case_dir(case_name);
+    fs::create_directories(dir / "lib");
+    for (const char* lib : {"libgreet.so", "libversioned.so"}) fs::copy_file(arch().dir / "lib" / lib, dir / "lib" / lib);
+    fs::copy_file(arch().dir / program, dir / "prog");
+    return dir;
+  }
+
+  std::string version_need_files(const fs::path& file) {
+    auto r = run_command({"readelf", "-VW", file.string()}, true);
+    std::string files;
+    for (size_t at = 0; (at = r.output.find("File: ", at)) != std::string::npos; at += 6)
+      files += r.output.substr(at + 6, r.output.find(' ', at + 6) - at - 6) + ";";
+    return files;
+  }
+
+  uint64_t size_of(const fs::path& file) { return fs::file_size(file); }
+};
+
+TEST_P(EditCorrectness, ReplaceNeededRenamesTheVersionNeedAndTheProgramRuns) {
+  fs::path dir = prepare("replace-needed", "prog-versioned");
+  fs::rename(dir / "lib/libversioned.so", dir / "lib/libversioned-renamed.so");
+  ASSERT_NE(version_need_files(dir / "prog").find("libversioned.so;"), std::string::npos);
+  EditRequest request;
+  std::string full = (dir / "lib/libversioned-renamed.so").string();
+  request.replace_needed = {{"libversioned.so", full}};
+  auto outcome = edit_elf_file(dir / "prog", request);
+  ASSERT_TRUE(outcome) << outcome.error().message();
+  EXPECT_EQ(read_elf_info(dir / "prog")->needed[0], full);
+  EXPECT_NE(version_need_files(dir / "prog").find(full + ";"), std::string::npos) << version_need_files(dir / "prog");
+  auto run = test::run_program(arch(), dir / "prog");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, "versioned 42\n");
+}
+
+TEST_P(EditCorrectness, ReplaceNeededThroughBothCommandLines) {
+  for (std::string tool : {std::string(RUNPATCH_CLI), kPatchelfCli}) {
+    fs::path dir = prepare(fs::path(tool).filename().string(), "prog-versioned");
+    fs::rename(dir / "lib/libversioned.so", dir / "lib/libv.so");
+    std::vector<std::string> argv = {tool};
+    if (tool == RUNPATCH_CLI) argv.push_back("set");
+    argv.insert(argv.end(), {"--replace-needed", "libversioned.so", "libv.so", (dir / "prog").string()});
+    auto r = run_command(argv, true);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(version_need_files(dir / "prog").find("libv.so;"), std::string::npos);
+    auto run = test::run_program(arch(), dir / "prog");
+    EXPECT_EQ(run.output, "versioned 42\n") << tool;
+  }
+}
+
+TEST_P(EditCorrectness, RemoveNeededKeepsVersionNeedsAsPatchelfAndWarns) {
+  fs::path dir = prepare("remove-needed", "prog-versioned");
+  EditRequest request;
+  request.remove_needed = {"libversioned.so"};
+  auto outcome = edit_elf_file(dir / "prog", request);
+  ASSERT_TRUE(outcome) << outcome.error().message();
+  EXPECT_NE(version_need_files(dir / "prog").find("libversioned.so;"), std::string::npos);
+  ASSERT_EQ(outcome->warnings.size(), 1u);
+  EXPECT_NE(outcome->warnings[0].find("libversioned.so still has symbol-version needs"), std::string::npos);
+}
+
+// The same file as path, spelled at least extra bytes longer ("/lib/./././ld.so").
+std::string spelled_longer(const std::string& path, size_t extra) {
+  size_t slash = path.rfind('/');
+  std::string dots;
+  while (dots.size() < extra) dots += "/.";
+  return path.substr(0, slash) + dots + path.substr(slash);
+}
+
+// The program's interpreter, and a longer spelling of the same file.
+std::pair<std::string, std::string> interpreters(const FixtureArch&, const fs::path& program) {
+  std::string interp = *read_elf_info(program)->interpreter;
+  return {interp, spelled_longer(interp, 4)};
+}
+
+TEST_P(EditCorrectness, InterpreterThatFitsIsWrittenWhenASegmentIsAppended) {
+  for (const char* program : {"prog-pie", "prog-nopie", "prog-norunpath"}) {
+    fs::path dir = prepare(std::string("interp-fits-") + program, program);
+    auto [shorter, longer] = interpreters(arch(), dir / "prog");
+    EditRequest grow;
+    grow.interpreter = longer;
+    ASSERT_TRUE(edit_elf_file(dir / "prog", grow));
+    // Back to the shorter path (fits where the longer one is) while a new DT_NEEDED needs an appended segment.
+    EditRequest both;
+    both.interpreter = shorter;
+    both.add_needed = {"libgreet.so"};
+    both.runpath = [](const ElfInfo&) -> Expected<RunpathChange> {
+      return RunpathChange::set("/nonexistent/" + std::string(2000, 'r') + ":$ORIGIN/lib");
+    };
+    auto outcome = edit_elf_file(dir / "prog", both);
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    EXPECT_EQ(outcome->strategy, EditStrategy::Appended) << program;
+    auto info = read_elf_info(dir / "prog");
+    EXPECT_EQ(info->interpreter, shorter) << program;
+    test::expect_greets(arch(), dir / "prog");
+  }
+}
+
+TEST_P(EditCorrectness, SetInterpreterOnAPieWithoutRunpath) {
+  fs::path dir = prepare("interp-norunpath", "prog-norunpath");
+  auto [shorter, longer] = interpreters(arch(), dir / "prog");
+  uint64_t before = size_of(dir / "prog");
+  EditRequest request;
+  request.interpreter = spelled_longer(shorter, 40);
+  auto outcome = edit_elf_file(dir / "prog", request);
+  ASSERT_TRUE(outcome) << outcome.error().message();
+  EXPECT_EQ(read_elf_info(dir / "prog")->interpreter, request.interpreter);
+  EXPECT_LE(size_of(dir / "prog") - before, 65536u + 4096u) << outcome->layout_note;
+  EditRequest runpath;
+  runpath.runpath = [](const ElfInfo&) -> Expected<RunpathChange> { return RunpathChange::set("$ORIGIN/lib"); };
+  ASSERT_TRUE(edit_elf_file(dir / "prog", runpath));
+  test::expect_greets(arch(), dir / "prog");
+}
+
+// The loader only needs p_offset ≡ p_vaddr (mod p_align): a new segment
+// costs its own bytes, not padding up to an address.
+TEST_P(EditCorrectness, GrowthIsTheNewBytesOnly) {
+  for (const char* program : {"prog-pie", "prog-bigbss", "lib/libgreet.so"}) {
+    for (bool ldcache : {false, true}) {
+      fs::path dir = prepare(fmt::format("growth-{}-{}", fs::path(program).filename().string(), ldcache), program);
+      uint64_t before = size_of(dir / "prog");
+      EditRequest request;
+      request.runpath = [](const ElfInfo& info) -> Expected<RunpathChange> {
+        return RunpathChange::set("/run/opengl-driver/lib:/nonexistent/" + std::string(300, 'x') + ":" + info.runpath.value_or(""));
+      };
+      if (ldcache) request.resolution_cache = ResolutionCacheMode::Write;
+      request.resolution_root = dir;
+      auto outcome = edit_elf_file(dir / "prog", request);
+      ASSERT_TRUE(outcome) << outcome.error().message();
+      uint64_t written = 0;
+      for (const auto& w : outcome->writes)
+        if (w.offset + w.size > before) written += w.offset + w.size - std::max(w.offset, before);
+      EXPECT_LE(size_of(dir / "prog") - before, written + 4096 + (arch().name == "x86_64" || arch().name == "i686" ? 0 : 61440))
+          << program << " ldcache=" << ldcache << ": " << outcome->layout_note;
+      if (std::string(program).starts_with("prog")) test::expect_greets(arch(), dir / "prog");
+    }
+  }
+}
+
+// Debian's patchelf edits a non-PIE program with a large .dynstr so that the
+// table spans two adjacent PT_LOADs; the loader runs it, and so must we read it.
+TEST_P(EditCorrectness, FilesPatchelfEditedAreReadEditedAndRun) {
+  if (!test::have_program("patchelf")) GTEST_SKIP() << "patchelf is not installed";
+  for (const char* program : {"prog-manyexports", "prog-nopie", "prog-pie", "lib/libgreet.so", "prog-bigbss"}) {
+    fs::path dir = prepare(std::string("patchelf-first-") + fs::path(program).filename().string(), program);
+    fs::path prog = dir / "prog";
+    bool is_program = std::string(program).starts_with("prog");
+    if (is_program) {
+      auto shorter = interpreters(arch(), prog).first;
+      auto r = run_command({"patchelf", "--set-interpreter", spelled_longer(shorter, 64), prog.string()}, true);
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+    for (std::string rpath : {"/nonexistent/" + std::string(500, 'p') + ":$ORIGIN/lib", std::string("$ORIGIN/lib")}) {
+      auto r = run_command({"patchelf", "--set-rpath", rpath, prog.string()}, true);
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+    ASSERT_EQ(run_command({"patchelf", "--shrink-rpath", prog.string()}, true).exit_code, 0);
+    ASSERT_EQ(run_command({"patchelf", "--add-needed", "libgreet.so", prog.string()}, true).exit_code, 0);
+    auto info = read_elf_info(prog);
+    ASSERT_TRUE(info) << program << ": " << info.error().message();
+    EXPECT_EQ(info->runpath, "$ORIGIN/lib");
+    EditRequest request;
+    request.runpath = [](const ElfInfo& i) -> Expected<RunpathChange> {
+      return RunpathChange::set("/run/opengl-driver/lib:" + i.runpath.value_or(""));
+    };
+    auto outcome = edit_elf_file(prog, request);
+    ASSERT_TRUE(outcome) << program << ": " << outcome.error().message();
+    EXPECT_EQ(read_elf_info(prog)->runpath, "/run/opengl-driver/lib:$ORIGIN/lib");
+    if (is_program) test::expect_greets(arch(), prog);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, EditCorrectness, ::testing::ValuesIn(test::fixture_arches()),
+                         [](const auto& param_info) { return param_info.param.name; });
+
+// ---- Verification catches a wrong plan ----------------------------------------
+
+class EditVerification : public ::testing::Test {
+ protected:
+  fs::path copy(const std::string& name) {
+    fs::path dir = test::scratch_dir("verification/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::copy_file(test::fixtures_dir() / "x86_64/prog-pie", dir / name);
+    return dir / name;
+  }
+  static EditRequest new_runpath() {
+    EditRequest request;
+    request.runpath = [](const ElfInfo&) -> Expected<RunpathChange> {
+      return RunpathChange::set("/run/opengl-driver/lib:" + std::string(300, 'v'));
+    };
+    return request;
+  }
+  void expect_refused(const fs::path& file, const EditRequest& request, const EditOptions& options,
+                      const std::string& field) {
+    auto before = test::read_file(file);
+    auto outcome = edit_elf_file(file, request, options);
+    ASSERT_FALSE(outcome) << "a wrong plan was not caught";
+    EXPECT_NE(outcome.error().message().find(file.string()), std::string::npos) << outcome.error().message();
+    EXPECT_NE(outcome.error().message().find(field), std::string::npos) << outcome.error().message();
+    EXPECT_EQ(test::read_file(file), before) << "the file was changed";
+    EXPECT_EQ(std::distance(fs::directory_iterator(file.parent_path()), fs::directory_iterator()), 1) << "debris left";
+  }
+};
+
+TEST_F(EditVerification, AWriteIntoCodeIsCaught) {
+  fs::path file = copy("prog");
+  EditOptions options;
+  // .text's file offset, from readelf's section table ("[16] .text PROGBITS addr off ...").
+  auto sections = run_command({"readelf", "-SW", file.string()}).output;
+  size_t at = sections.find(" .text ");
+  ASSERT_NE(at, std::string::npos);
+  std::istringstream fields(sections.substr(at));
+  std::string name, type, addr, off;
+  fields >> name >> type >> addr >> off;
+  uint64_t text = std::stoull(off, nullptr, 16);
+  ASSERT_NE(text, 0u);
+  options.inject_write_for_testing = std::pair<uint64_t, std::vector<uint8_t>>{text + 16, {0xcc, 0xcc}};
+  expect_refused(file, new_runpath(), options, "outside every structure an edit may change");
+  options.in_place = true;
+  expect_refused(file, new_runpath(), options, "outside every structure an edit may change");
+}
+
+TEST_F(EditVerification, AMissingCommitIsCaught) {
+  fs::path file = copy("prog");
+  for (const char* dropped : {"ELF and program headers", "program headers", "ELF header"}) {
+    EditOptions options;
+    options.drop_writes_for_testing = dropped;
+    auto probe = edit_elf_file(file, new_runpath(), EditOptions{.dry_run = true});
+    ASSERT_TRUE(probe);
+    bool has = std::any_of(probe->writes.begin(), probe->writes.end(), [&](const WrittenRange& w) { return w.what == dropped; });
+    if (!has) continue;
+    expect_refused(file, new_runpath(), options, "DT_RUNPATH");
+  }
+  EditRequest interp;
+  interp.interpreter = "/lib64/ld-linux-x86-64.so.3";
+  EditOptions options;
+  options.drop_writes_for_testing = "interpreter";
+  expect_refused(file, interp, options, "interpreter");
+}
+
+TEST_F(EditVerification, AStaleVersionNeedIsCaught) {
+  fs::path dir = test::scratch_dir("verification/stale-verneed");
+  fs::copy_file(test::fixtures_dir() / "x86_64/prog-versioned", dir / "prog");
+  EditRequest request;
+  request.replace_needed = {{"libversioned.so", "libother.so"}};
+  EditOptions options;
+  options.drop_writes_for_testing = "version need file";
+  expect_refused(dir / "prog", request, options, "version need files");
+}
+
+}  // namespace
+}  // namespace runpatch
