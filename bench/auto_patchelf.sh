@@ -17,8 +17,16 @@ for side in ours theirs; do
   "$runpatch" set --remove-runpath $("$runpatch" scan --dynamic-paths "$work/$side") >/dev/null
 done
 sync
-t0=$(now_ns); "$runpatch" auto-patchelf --paths "$work/ours/lib" "$work/ours/bin" --interpreter "$interp" \
-  --ignore-missing >/dev/null; t1=$(now_ns)
+# The hook's exact command line (every option, empty arrays included, no --in-place: the
+# auto-patchelf entry point writes in place by default), with NIX_BINTOOLS as in a Nix build.
+bintools=$work/bintools
+mkdir -p "$bintools/nix-support" "$work/libc/lib"
+echo "$interp" >"$bintools/nix-support/dynamic-linker"
+echo "$work/libc" >"$bintools/nix-support/orig-libc"
+cp "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)" "$work/libc/lib/"
+t0=$(now_ns); NIX_BINTOOLS=$bintools "$(dirname "$runpatch")/auto-patchelf" --ignore-missing '*' \
+  --paths "$work/ours/lib" "$work/ours/bin" --libs --runtime-dependencies --append-rpaths --extra-args >/dev/null
+t1=$(now_ns)
 t2=$(now_ns); "$py" "$(dirname "$0")/auto_patchelf_reference.py" "$interp" "$work/theirs/lib" "$work/theirs/bin"; sync; t3=$(now_ns)
 ours=$(( (t1 - t0) / 1000000 )) theirs=$(( (t3 - t2) / 1000000 ))
 echo "files: $("$runpatch" scan --dynamic-paths "$work/ours" | wc -l) dynamically linked ELF files"

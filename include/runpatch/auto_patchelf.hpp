@@ -1,13 +1,15 @@
-// A drop-in for Nixpkgs' auto-patchelf: resolve every DT_NEEDED (and
-// .note.dlopen soname) of the files being patched against the package's own
-// outputs first, then --libs; set the interpreter of executables; write the
-// runpath through the policy engine (so driver/compat layers land in the same
-// write); report what could not be satisfied.
+// A drop-in for Nixpkgs' auto-patchelf.py (docs/policies.md): index the
+// libraries under --paths, then --libs, each followed by the runpaths of the
+// libraries it indexed; match each DT_NEEDED (and each .note.dlopen entry, by
+// any of its sonames) by file name; set the interpreter of executables and the
+// runpath of every file that needs one; report what could not be satisfied.
+// Results carry everything the script prints, in its order.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runpatch/policy.hpp"
@@ -17,16 +19,17 @@ namespace runpatch {
 struct AutoPatchelfOptions {
   std::vector<std::filesystem::path> paths;   // to patch, and indexed first (all outputs)
   std::vector<std::filesystem::path> libs;    // searched after them (not recursively)
+  std::vector<std::pair<bool, std::string>> search_paths;  // (recursive, dir): after --libs, in order
   std::vector<std::string> runtime_dependencies;  // first in executables' runpaths
   std::vector<std::string> append_rpaths;
-  std::vector<std::string> ignore_missing;    // globs; "*" ignores every missing library
-  bool recurse = true;          // false: only the top level of each --paths directory
-  bool keep_libc = false;
-  bool ignore_existing = false;  // do not follow existing runpaths of indexed libraries
+  std::vector<std::string> ignore_missing;    // fnmatch globs on the missing library's file name
+  bool recurse = true;           // false: only the top level of each --paths directory
+  bool keep_libc = false;        // libc's libraries are searched in the index too (and recorded)
+  bool ignore_existing = false;  // the script's --ignore-existing: do not index --paths at all
   bool origin = false;           // a dependency in the file's own directory becomes $ORIGIN
   std::optional<std::string> interpreter;  // set on dynamic executables; its machine is the target
-  std::optional<std::string> libc_dir;     // libraries found here are not added (unless keep_libc)
-  RunpathPolicy layers;          // compat/driver layers applied in the same write
+  std::optional<std::string> libc_dir;     // orig-libc + /lib: consulted before the index
+  RunpathPolicy layers;          // compat/driver layers applied in the same write (none: the script's runpath)
   EditRequest extra;             // further edits (--extra-args), in the same write
   bool dry_run = false;
   bool in_place = false;  // EditOptions::in_place
@@ -34,19 +37,22 @@ struct AutoPatchelfOptions {
 };
 
 struct AutoPatchedDependency {
-  std::string name;
-  std::optional<std::string> found_dir;
-  bool optional = false;   // a dlopen soname whose priority is not "required"
+  std::string name;                       // as printed: "libfoo.so.1", or "any(a, b)" when none was found
+  std::optional<std::string> found_dir;   // where the index found it (printed "-> found: DIR")
+  bool satisfied = false;                 // found: in the index, in libc, or as an existing absolute path
+  bool printed = true;                    // libc and absolute dependencies print nothing
 };
 
 struct AutoPatchedFile {
   std::string path;
   std::string skip_reason;  // non-empty: skipped, with the message to print
-  std::vector<AutoPatchedDependency> dependencies;
+  bool unreadable = false;  // not a readable ELF file: skipped without a message, as the script does
+  std::string unreadable_why;
   bool set_interpreter = false;
+  std::vector<AutoPatchedDependency> dependencies;
   std::optional<std::string> runpath;  // what was (or would be) written
-  std::optional<Error> error;
-  std::vector<std::string> warnings;  // from the edit, e.g. why no resolution cache was written
+  std::optional<Error> error;          // the edit failed
+  std::vector<std::string> warnings;   // from the edit, e.g. why no resolution cache was written
 };
 
 struct MissingDependency {
@@ -55,11 +61,16 @@ struct MissingDependency {
 };
 
 struct AutoPatchelfResult {
-  std::vector<AutoPatchedFile> files;  // in path order
+  std::vector<std::string> index_messages;  // printed while indexing (separate debug objects)
+  std::vector<AutoPatchedFile> files;       // in the script's order (a path given twice: twice)
   std::vector<MissingDependency> missing;
   bool failed() const;
 };
 
 AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& options);
+
+// How Python's pathlib writes a path (PurePosixPath(text).as_posix()): the
+// script prints and compares paths in this form.
+std::string python_path_text(const std::string& text);
 
 }  // namespace runpatch

@@ -36,8 +36,8 @@ Command add_apply_command(CLI::App& root);
 Command add_auto_patchelf_command(CLI::App& root);
 Command add_check_command(CLI::App& root);
 Command add_doctor_command(CLI::App& root);
-// Arguments after --extra-args, taken out of argv before CLI11 sees them.
-std::vector<std::string>& auto_patchelf_extra_args();
+// `auto-patchelf ARGS...` (argv after the command name), parsed as Python's argparse would.
+int run_auto_patchelf(const std::vector<std::string>& argv);
 
 // The same flag, with the same words, on every subcommand that writes files.
 inline CLI::Option* add_in_place_flag(CLI::App* app, bool& in_place) {

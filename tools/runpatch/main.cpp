@@ -13,15 +13,9 @@ int main(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
   std::string_view self = argv[0];
   if (self.substr(self.rfind('/') + 1) == "auto-patchelf") args.insert(args.begin() + 1, const_cast<char*>("auto-patchelf"));
-  // --extra-args takes every argument after it (patchelf options), as argparse.REMAINDER does.
-  for (size_t i = 1; i < args.size(); ++i)
-    if (std::string_view(args[i]) == "--extra-args") {
-      auto_patchelf_extra_args().assign(args.begin() + i + 1, args.end());
-      args.resize(i + 1);
-      break;
-    }
-  argc = static_cast<int>(args.size());
-  argv = args.data();
+  // auto-patchelf has its own parser: argparse's rules, which CLI11 cannot express.
+  if (args.size() > 1 && std::string_view(args[1]) == "auto-patchelf")
+    return run_auto_patchelf(std::vector<std::string>(args.begin() + 2, args.end()));
   CLI::App app{"runpatch: read and rewrite the runpaths of ELF files"};
   app.set_version_flag("--version", RUNPATCH_VERSION);
   app.require_subcommand(1);

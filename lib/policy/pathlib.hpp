@@ -1,0 +1,28 @@
+// Paths as Python's pathlib spells and globs them: auto-patchelf.py prints
+// PosixPath values and walks trees with Path.glob/rglob, and its messages,
+// runpaths and indexing order follow from that.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace runpatch::pathlib {
+
+// PurePosixPath(text).as_posix(): "a//b/./c/" -> "a/b/c", "" -> ".", "//x" keeps both slashes.
+std::string normalize(const std::string& text);
+std::string join(const std::string& dir, const std::string& name);  // Path(dir) / name
+std::string name(const std::string& path);                          // Path.name
+std::string parent(const std::string& path);                        // Path.parent
+bool is_absolute(const std::string& path);
+
+// fnmatch.fnmatch on POSIX: case-sensitive, '*' matches '/', no backslash escapes.
+bool fnmatch(const std::string& pattern, const std::string& name);
+
+// glob(path, pattern, recursive) of auto-patchelf.py: a directory's entries
+// whose names match (rglob: the directory, then each subdirectory depth-first,
+// never through a symlinked directory; each directory's entries in byte order
+// where Python takes the file system's order), or the path itself when it is
+// not a directory and its name matches.
+std::vector<std::string> glob(const std::string& path, const std::string& pattern, bool recursive);
+
+}  // namespace runpatch::pathlib

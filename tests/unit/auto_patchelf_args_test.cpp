@@ -1,0 +1,159 @@
+// auto-patchelf's command line against what Python's argparse makes of the
+// same words for auto-patchelf.py's parser (nargs='*' options, --extra-args
+// nargs='...', --paths required), one row per case.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "auto_patchelf_args.hpp"
+
+namespace runpatch::cli {
+namespace {
+
+std::string list(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + (v[i].empty() ? "''" : v[i]);
+  return out + "]";
+}
+
+// Only what differs from the defaults, so each expectation reads as a diff.
+std::string describe(const AutoPatchelfArgs& a) {
+  std::ostringstream out;
+  out << "paths=" << list(a.paths);
+  if (!a.libs.empty()) out << " libs=" << list(a.libs);
+  if (!a.runtime_dependencies.empty()) out << " rt=" << list(a.runtime_dependencies);
+  if (!a.append_rpaths.empty()) out << " append=" << list(a.append_rpaths);
+  if (!a.ignore_missing.empty()) out << " ignore=" << list(a.ignore_missing);
+  if (!a.extra_args.empty()) out << " extra=" << list(a.extra_args);
+  if (!a.recursive) out << " no-recurse";
+  if (a.keep_libc) out << " keep-libc";
+  if (!a.add_existing) out << " ignore-existing";
+  for (const auto& [mode, path] : a.search_paths) out << " search=" << mode << ":" << path;
+  if (a.interpreter) out << " interpreter=" << *a.interpreter;
+  if (!a.in_place) out << " atomic";
+  if (a.help) out << " help";
+  return out.str();
+}
+
+struct Row {
+  std::vector<std::string> argv;
+  std::string expected;  // describe() of the result, or "error: " + argparse's message
+};
+
+const Row kRows[] = {
+    // The hook's line with every array empty: no option takes the next option's name.
+    {{"--ignore-missing", "--paths", "/out", "/lib", "--libs", "--runtime-dependencies", "--append-rpaths",
+      "--extra-args"},
+     "paths=[/out,/lib]"},
+    {{"--ignore-missing", "a.so", "b*", "--paths", "/out", "--libs", "/l1", "/l2", "--runtime-dependencies", "/rt/lib",
+      "--append-rpaths", "/ap", "--extra-args", "--force-rpath"},
+     "paths=[/out] libs=[/l1,/l2] rt=[/rt/lib] append=[/ap] ignore=[a.so,b*] extra=[--force-rpath]"},
+    {{"--no-recurse", "--ignore-missing", "--paths", "/out"}, "paths=[/out] no-recurse"},
+    // A bare --ignore-missing ignores nothing.
+    {{"--paths", "/out", "--ignore-missing"}, "paths=[/out]"},
+    // Empty --paths is accepted by argparse (the script then stops).
+    {{"--paths", "--libs", "/l"}, "paths=[] libs=[/l]"},
+    {{"--paths"}, "paths=[]"},
+    // A repeated option replaces the earlier one.
+    {{"--paths", "/a", "--libs", "a", "--libs", "b", "--paths", "/b"}, "paths=[/b] libs=[b]"},
+    {{"--ignore-missing", "x", "--paths", "/o", "--append-rpaths", "--ignore-missing=libQt6Pdf.so.6", "--extra-args"},
+     "paths=[/o] ignore=[libQt6Pdf.so.6]"},
+    {{"--paths", "/o", "--ignore-missing", "a", "--ignore-missing"}, "paths=[/o]"},
+    // --opt=value gives exactly one value; the next words are not taken.
+    {{"--paths=/o", "--libs=/l"}, "paths=[/o] libs=[/l]"},
+    {{"--paths=/o", "/p"}, "error: unrecognized arguments: /p"},
+    {{"--paths=", "--libs"}, "paths=['']"},
+    // Unambiguous prefixes.
+    {{"--pa", "/o", "--ignore-miss", "x", "--li", "/l", "--k", "--ignore-e", "--no"},
+     "paths=[/o] libs=[/l] ignore=[x] no-recurse keep-libc ignore-existing"},
+    {{"--paths", "/o", "--ru", "/rt", "--ap", "/ap"}, "paths=[/o] rt=[/rt] append=[/ap]"},
+    {{"--paths", "/o", "--ext", "a", "b"}, "paths=[/o] extra=[a,b]"},
+    {{"--paths", "/o", "--ignore-miss=x"}, "paths=[/o] ignore=[x]"},
+    {{"--paths", "/o", "--i", "x"}, "error: ambiguous option: --i could match --ignore-missing, --ignore-existing, "
+                                    "--interpreter, --in-place"},
+    {{"--paths", "/o", "--ignore", "x"}, "error: ambiguous option: --ignore could match --ignore-missing, "
+                                         "--ignore-existing"},
+    {{"--paths", "/o", "--ignore=x"}, "error: ambiguous option: --ignore=x could match --ignore-missing, "
+                                      "--ignore-existing"},
+    // --extra-args takes the rest of the line, options included.
+    {{"--paths", "/o", "--extra-args", "--paths", "/x", "--set-rpath", "/r"},
+     "paths=[/o] extra=[--paths,/x,--set-rpath,/r]"},
+    {{"--paths", "/o", "--extra-args", "a", "--", "b"}, "error: unrecognized arguments: -- b"},
+    {{"--extra-args=--force-rpath", "--paths", "/o"}, "paths=[/o] extra=[--force-rpath]"},
+    // Usage errors.
+    {{}, "error: the following arguments are required: --paths"},
+    {{"--libs", "/l"}, "error: the following arguments are required: --paths"},
+    {{"--paths", "/o", "--bogus"}, "error: unrecognized arguments: --bogus"},
+    {{"--paths", "/o", "-x", "y"}, "error: unrecognized arguments: -x y"},
+    {{"stray", "--paths", "/o"}, "error: unrecognized arguments: stray"},
+    {{"--paths", "/o", "--keep-libc=yes"}, "error: argument --keep-libc: ignored explicit argument 'yes'"},
+    {{"--paths", "/o", "--interpreter"}, "error: argument --interpreter: expected one argument"},
+    {{"--paths", "/o", "--search-path", "recursive"}, "error: argument --search-path: expected 2 arguments"},
+    {{"--paths", "/o", "--search-path", "deep", "/x"},
+     "error: argument --search-path: invalid mode: 'deep' (choose from 'recursive', 'shallow')"},
+    {{"--paths", "/o", "--", "/p"}, "error: unrecognized arguments: -- /p"},
+    // Words that look like negative numbers or contain spaces are values.
+    {{"--paths", "/o", "-1", "--libs", "-x y"}, "paths=[/o,-1] libs=[-x y]"},
+    // runpatch's additions.
+    {{"--paths", "/o", "--search-path", "recursive", "/a", "--search-path", "shallow", "/b", "--interpreter", "/ld"},
+     "paths=[/o] search=recursive:/a search=shallow:/b interpreter=/ld"},
+    {{"--paths", "/o", "--atomic"}, "paths=[/o] atomic"},
+    // -h wins over a missing --paths, but not over an earlier error.
+    {{"--ignore-missing", "-h"}, "paths=[] help"},
+    {{"--paths", "/o", "--keep-libc=1", "--help"}, "error: argument --keep-libc: ignored explicit argument '1'"},
+};
+
+TEST(AutoPatchelfArgs, ParsesAsArgparse) {
+  for (const auto& row : kRows) {
+    auto parsed = parse_auto_patchelf_args(row.argv);
+    std::string actual = parsed.args ? describe(*parsed.args) : "error: " + parsed.error;
+    EXPECT_EQ(actual, row.expected) << "argv: " << list(row.argv);
+  }
+}
+
+TEST(AutoPatchelfArgs, DumpIsPprintOfVars) {
+  AutoPatchelfArgs a;
+  a.paths = {"/o"};
+  EXPECT_EQ(auto_patchelf_args_dump(a),
+            "{'add_existing': True,\n"
+            " 'append_rpaths': [],\n"
+            " 'extra_args': [],\n"
+            " 'ignore_missing': [],\n"
+            " 'keep_libc': False,\n"
+            " 'libs': [],\n"
+            " 'paths': [PosixPath('/o')],\n"
+            " 'recursive': True,\n"
+            " 'runtime_dependencies': []}\n");
+  a.paths = {"/nix/store/0123456789abcdfghijklmnpqrsvwxyz-cuda_cudart-13.0.48//", "./lib/", "it's"};
+  a.ignore_missing = {"libcuda.so.1"};
+  a.extra_args = {"--force-rpath"};
+  EXPECT_EQ(auto_patchelf_args_dump(a),
+            "{'add_existing': True,\n"
+            " 'append_rpaths': [],\n"
+            " 'extra_args': ['--force-rpath'],\n"
+            " 'ignore_missing': ['libcuda.so.1'],\n"
+            " 'keep_libc': False,\n"
+            " 'libs': [],\n"
+            " 'paths': [PosixPath('/nix/store/0123456789abcdfghijklmnpqrsvwxyz-cuda_cudart-13.0.48'),\n"
+            "           PosixPath('lib'),\n"
+            "           PosixPath(\"it's\")],\n"
+            " 'recursive': True,\n"
+            " 'runtime_dependencies': []}\n");
+  a.paths = {"/o"};
+  a.extra_args = {};
+  a.ignore_missing = {"libfoo.so.1 libbar.so.2 libbaz.so.3 libqux.so.4 libquux.so.5 libcorge.so.6 libgrault.so.7"};
+  EXPECT_EQ(auto_patchelf_args_dump(a),
+            "{'add_existing': True,\n"
+            " 'append_rpaths': [],\n"
+            " 'extra_args': [],\n"
+            " 'ignore_missing': ['libfoo.so.1 libbar.so.2 libbaz.so.3 libqux.so.4 '\n"
+            "                    'libquux.so.5 libcorge.so.6 libgrault.so.7'],\n"
+            " 'keep_libc': False,\n"
+            " 'libs': [],\n"
+            " 'paths': [PosixPath('/o')],\n"
+            " 'recursive': True,\n"
+            " 'runtime_dependencies': []}\n");
+}
+
+}  // namespace
+}  // namespace runpatch::cli
