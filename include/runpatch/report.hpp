@@ -33,7 +33,8 @@ nlohmann::json resolution_json(const Resolution& resolution);
 
 namespace runpatch {
 
-std::string format_check_text(const CheckReport& report, bool color);
+// Findings by file, then (with summary) one "N files checked: ..." line.
+std::string format_check_text(const CheckReport& report, bool color, bool summary = true);
 // Findings under a tree or a why: "  RULE: message" lines, or nothing.
 std::string format_findings(const std::vector<Finding>& findings);
 nlohmann::json findings_json(const std::vector<Finding>& findings);

@@ -53,8 +53,13 @@ std::string bytes_text(uint64_t bytes) {
 }
 
 // What keeping an entry costs: its whole store path in Nix, else the directory.
-std::string kept_alive(const std::string& entry, const fs::path& host_dir) {
+// Nothing for an entry inside the file's own package ($ORIGIN/…, or its own
+// store path): that is alive as long as the file is.
+std::string kept_alive(const std::string& entry, const fs::path& host_dir, const std::string& file) {
+  if (entry.find("$ORIGIN") != std::string::npos || entry.find("${ORIGIN}") != std::string::npos) return "";
   auto store = parse_store_path(entry);
+  auto own = parse_store_path(file);
+  if (store && own && store->root == own->root) return "";
   fs::path measured = store ? fs::path(host_dir.string().substr(0, host_dir.string().size() - (entry.size() - store->root.size())))
                             : host_dir;
   auto bytes = directory_bytes(measured);
@@ -156,8 +161,9 @@ void unused_entries(const DependencyTree& tree, const CheckOptions& o, const Add
     fs::path host = under_root(o.env.root, dir);
     std::error_code ec;
     if (!fs::is_directory(host, ec)) continue;  // missing-entry reports those
-    add("unused-entry", fmt::format("'{}' resolves none of the file's libraries (runpatch set --shrink would drop it){}",
-                                    entry, kept_alive(entry, host)));
+    add("unused-entry",
+        fmt::format("'{}' resolves none of the file's libraries (runpatch-patchelf --shrink-rpath would drop it){}",
+                    entry, kept_alive(entry, host, root.path)));
   }
 }
 

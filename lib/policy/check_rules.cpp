@@ -19,7 +19,7 @@ const std::vector<RuleInfo>& check_rules() {
       {"foreign-machine", Severity::Warning, "the file's class or machine differs from the rest of the tree"},
       {"cuda-version-mix", Severity::Error, "the resolved closure mixes CUDA versions: two SONAME majors of one library, or two CUDA package sets"},
       {"closure-bloat", Severity::Warning, "a runpath entry points into a -dev/-static/-doc output, the monolithic cudatoolkit or a compiler"},
-      {"unused-entry", Severity::Info, "a runpath entry resolves nothing (what --shrink would drop) and keeps its store path alive"},
+      {"unused-entry", Severity::Info, "a runpath entry resolves nothing (what --shrink-rpath would drop) and keeps its store path alive"},
       {"ld-library-path-shadowing", Severity::Warning, "LD_LIBRARY_PATH overrides the library the runpath would load"},
       {"runtime-stub", Severity::Error, "the toolkit's libcuda stub is resolvable from a runtime runpath entry"},
       {"stale-ldcache", Severity::Error, "the resolution-cache note (.note.nixos.ldcache) no longer says what the runpath resolves"},

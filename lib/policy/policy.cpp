@@ -1,6 +1,8 @@
 #include "runpatch/policy.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "runpatch/diagnose.hpp"
 #include "runpatch/runpath_ops.hpp"
@@ -9,8 +11,20 @@ namespace runpatch {
 
 namespace {
 
+// Entries that differ only in repeated or trailing slashes ("/run/opengl-driver/lib/")
+// name the same directory: one key for both. ".." is left alone: through a
+// symlink, "a/b/.." need not be "a".
+std::string directory_key(const std::string& entry) {
+  std::string key;
+  for (char c : entry)
+    if (c != '/' || key.empty() || key.back() != '/') key += c;
+  while (key.size() > 1 && key.back() == '/') key.pop_back();
+  return key;
+}
+
 bool contains(const std::vector<std::string>& list, const std::string& item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
+  std::string key = directory_key(item);
+  return std::any_of(list.begin(), list.end(), [&](const std::string& e) { return directory_key(e) == key; });
 }
 
 }  // namespace
@@ -76,10 +90,19 @@ std::string apply_policy(const RunpathPolicy& given, const std::string& current)
   }
   if (has_driver) driver = policy.driver_dirs;
 
+  // A directory the file already names keeps the spelling it has there, so that
+  // "/run/opengl-driver/lib/" is neither doubled nor rewritten.
+  std::map<std::string, std::string> spelled;
+  for (const auto& entry : existing) spelled.emplace(directory_key(entry), entry);
   std::vector<std::string> result;
+  std::set<std::string> added;
   auto add = [&](const std::vector<std::string>& layer) {
-    for (const auto& entry : layer)
-      if (allowed(entry) && !contains(result, entry)) result.push_back(entry);
+    for (const auto& entry : layer) {
+      std::string key = directory_key(entry);
+      if (!allowed(entry) || !added.insert(key).second) continue;
+      auto it = spelled.find(key);
+      result.push_back(it != spelled.end() ? it->second : entry);
+    }
   };
   add(compat);
   add(driver);

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <map>
 
 #include "runpatch/report.hpp"
@@ -25,6 +26,30 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
+// RFC 3986 percent-encoding of a path's bytes: only unreserved characters and
+// the '/' separators stay as they are, so spaces, '#', '%', ':' (which may not
+// start a relative reference) and bytes of any encoding all survive the trip.
+std::string percent_encode_path(std::string_view path) {
+  std::string out;
+  for (char c : path) {
+    auto byte = static_cast<unsigned char>(c);
+    bool keep = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') || (byte >= '0' && byte <= '9') ||
+                c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
+    if (keep) out += c;
+    else out += fmt::format("%{:02X}", byte);
+  }
+  return out;
+}
+
+// A relative path becomes a relative reference to the directory check ran in
+// (%SRCROOT%, which GitHub code scanning takes as the checkout); an absolute
+// one a file:/// URI (RFC 8089). "file://" + a relative path would name a host.
+nlohmann::json sarif_artifact_location(const std::string& file) {
+  std::filesystem::path path(file);
+  if (path.is_absolute()) return {{"uri", "file://" + percent_encode_path(path.lexically_normal().string())}};
+  return {{"uri", percent_encode_path(path.lexically_normal().string())}, {"uriBaseId", "%SRCROOT%"}};
+}
+
 std::map<std::string, std::vector<const Finding*>> by_file(const CheckReport& report) {
   std::map<std::string, std::vector<const Finding*>> files;
   for (const auto& f : report.findings) files[f.file].push_back(&f);
@@ -33,7 +58,7 @@ std::map<std::string, std::vector<const Finding*>> by_file(const CheckReport& re
 
 }  // namespace
 
-std::string format_check_text(const CheckReport& report, bool color) {
+std::string format_check_text(const CheckReport& report, bool color, bool summary) {
   auto paint = [&](Severity s) -> std::pair<const char*, const char*> {
     if (!color) return {"", ""};
     return {s == Severity::Error ? "\033[1;31m" : s == Severity::Warning ? "\033[1;33m" : "\033[36m", "\033[0m"};
@@ -50,8 +75,9 @@ std::string format_check_text(const CheckReport& report, bool color) {
     out += fmt::format("  {}{:<7}{} {:<20} {}\n", on, severity_name(f.severity), off, f.rule, f.message);
     ++counts[static_cast<int>(f.severity)];
   }
-  out += fmt::format("{} files checked: {} errors, {} warnings, {} notes\n", report.files.size(), counts[2], counts[1],
-                     counts[0]);
+  if (summary)
+    out += fmt::format("{} files checked: {} errors, {} warnings, {} notes\n", report.files.size(), counts[2], counts[1],
+                       counts[0]);
   return out;
 }
 
@@ -101,8 +127,11 @@ nlohmann::json check_sarif(const CheckReport& report, const std::string& version
     results.push_back({{"ruleId", f.rule},
                        {"level", level(f.severity)},
                        {"message", {{"text", f.message}}},
+                       // A binary file has no lines, but code scanning shows only results with a
+                       // region.startLine: the finding is about the whole file, from its first line.
                        {"locations",
-                        {{{"physicalLocation", {{"artifactLocation", {{"uri", "file://" + f.file}}}}}}}}});
+                        {{{"physicalLocation",
+                           {{"artifactLocation", sarif_artifact_location(f.file)}, {"region", {{"startLine", 1}}}}}}}}});
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"version", "2.1.0"},
           {"runs", {{{"tool", {{"driver", {{"name", "runpatch"}, {"version", version}, {"rules", rules}}}}},

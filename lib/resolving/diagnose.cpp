@@ -28,13 +28,17 @@ std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const Dependen
   std::vector<Suggestion> out;
   const auto& requester = tree.objects[edge.from];
   const auto& want = tree.objects[0].info->identity;
-  TreeListing listing = list_elf_files(search_dirs);
+  // Looking for a library is reading: links into other trees are followed.
+  TreeListing listing = list_elf_files(search_dirs, TreeSymlinks::Followed);
   for (const auto& file : listing.elf_files) {
     if (file.filename() != edge.resolution.name) continue;
     auto info = read_elf_info(file);
     if (!info) continue;
     Suggestion s{file.string(), "usable", ""};
-    std::string dir = file.parent_path().string();
+    // A runpath entry must be absolute (check flags a relative one): suggest the absolute directory.
+    std::error_code ec;
+    std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+    std::string dir = (ec ? file : absolute.lexically_normal()).parent_path().string();
     if (info->identity.elf_class != want.elf_class || info->identity.machine != want.machine ||
         info->identity.byte_order != want.byte_order) {
       s.verdict = fmt::format("wrong class or machine: ELF{} {}", info->identity.elf_class == ElfClass::Elf64 ? 64 : 32,

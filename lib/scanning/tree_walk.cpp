@@ -1,7 +1,9 @@
 // Parallel tree walk. Directories are read with readdir (d_type and d_ino spare
 // a stat per entry), files are opened relative to their directory's fd, and
-// both cores share one queue of directories. Symlinked directories are walked
-// after the real tree, so real paths win; every inode is reported once.
+// both cores share one queue of directories. Roots are followed when they are
+// symlinks. Inside a tree, links are skipped as `find -type f` skips them
+// (TreeSymlinks::NotFollowed), or followed with symlinked directories walked
+// after the real tree, so real paths win (Followed); every inode is reported once.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -35,10 +37,13 @@ struct FileHit {
 struct DirJob {
   std::string path;
   bool via_symlink;
+  bool root = false;
 };
 
 class Walker {
  public:
+  explicit Walker(TreeSymlinks symlinks) : follow_(symlinks == TreeSymlinks::Followed) {}
+
   TreeListing run(const std::vector<fs::path>& roots) {
     std::vector<DirJob> root_dirs;
     for (const auto& root : roots) add_root(root, root_dirs);
@@ -64,10 +69,13 @@ class Walker {
       return;
     }
     if (S_ISDIR(st.st_mode)) {
-      if (seen_dirs_.insert({st.st_dev, st.st_ino}).second) dirs.push_back({root.string(), false});
+      if (seen_dirs_.insert({st.st_dev, st.st_ino}).second) dirs.push_back({root.string(), false, true});
     } else if (S_ISREG(st.st_mode)) {
+      // A file named explicitly is meant to be ELF: saying nothing would pass a typo.
       if (has_elf_magic_at(AT_FDCWD, root.c_str())) hits_.push_back({root.string(), {st.st_dev, st.st_ino}, false});
-      else ++listing_.non_elf_files;
+      else listing_.problems.push_back(make_error(root.string(), "not an ELF file (bad magic)"));
+    } else {
+      listing_.problems.push_back(make_error(root.string(), "not a regular file or directory"));
     }
   }
 
@@ -85,6 +93,7 @@ class Walker {
     std::vector<std::pair<std::string, InodeKey>> symlinked;
     std::vector<Error> problems;
     size_t non_elf = 0;
+    size_t symlinks_skipped = 0;
     for (;;) {
       DirJob job;
       {
@@ -96,7 +105,7 @@ class Walker {
         ++active_;
       }
       std::vector<DirJob> subdirs;
-      read_directory(job, subdirs, hits, symlinked, problems, non_elf);
+      read_directory(job, subdirs, hits, symlinked, problems, non_elf, symlinks_skipped);
       {
         std::lock_guard lock(mutex_);
         --active_;
@@ -109,12 +118,15 @@ class Walker {
     for (auto& s : symlinked) symlinked_dirs_.push_back(std::move(s));
     for (auto& p : problems) listing_.problems.push_back(std::move(p));
     listing_.non_elf_files += non_elf;
+    listing_.symlinks_skipped += symlinks_skipped;
   }
 
   void read_directory(const DirJob& job, std::vector<DirJob>& subdirs, std::vector<FileHit>& hits,
                       std::vector<std::pair<std::string, InodeKey>>& symlinked, std::vector<Error>& problems,
-                      size_t& non_elf) {
-    int dirfd = ::open(job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                      size_t& non_elf, size_t& symlinks_skipped) {
+    // A directory replaced by a link since it was listed is not entered either.
+    int nofollow = !follow_ && !job.root ? O_NOFOLLOW : 0;
+    int dirfd = ::open(job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow);
     if (dirfd < 0) {
       problems.push_back(make_error(job.path, errno_text("cannot read directory")));
       return;
@@ -134,9 +146,17 @@ class Walker {
       unsigned char type = entry->d_type;
       InodeKey key{dir_st.st_dev, entry->d_ino};
       bool via_symlink = job.via_symlink;
+      if (type == DT_LNK && !follow_) {
+        ++symlinks_skipped;
+        continue;
+      }
       if (type == DT_LNK || type == DT_UNKNOWN) {
         struct stat st {};
-        if (::fstatat(dirfd, name, &st, 0) != 0) continue;  // dangling link
+        if (::fstatat(dirfd, name, &st, follow_ ? 0 : AT_SYMLINK_NOFOLLOW) != 0) continue;  // dangling link
+        if (S_ISLNK(st.st_mode)) {  // DT_UNKNOWN, not followed
+          ++symlinks_skipped;
+          continue;
+        }
         if (type == DT_LNK) via_symlink = true;
         key = {st.st_dev, st.st_ino};
         type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
@@ -178,6 +198,7 @@ class Walker {
     return std::move(listing_);
   }
 
+  const bool follow_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<DirJob> queue_;
@@ -190,6 +211,8 @@ class Walker {
 
 }  // namespace
 
-TreeListing list_elf_files(const std::vector<fs::path>& roots) { return Walker().run(roots); }
+TreeListing list_elf_files(const std::vector<fs::path>& roots, TreeSymlinks symlinks) {
+  return Walker(symlinks).run(roots);
+}
 
 }  // namespace runpatch

@@ -122,6 +122,17 @@ TEST(CliScan, JsonAndBadFilesInTree) {
   EXPECT_EQ(doc[0]["path"], (dir / "good").string());
 }
 
+TEST(CliScan, NullSeparatedDynamicPathsKeepNamesWithNewlines) {
+  fs::path dir = test::scratch_dir("cli_scan_null");
+  fs::copy_file(host().dir / "prog-pie", dir / "two\nlines and space");
+  fs::copy_file(host().dir / "prog-pie", dir / "plain");
+  fs::copy_file(host().dir / "prog-static", dir / "static");
+  auto r = runpatch_cli({"scan", "--dynamic-paths", "-0", dir.string()}, false);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.output, (dir / "plain").string() + '\0' + (dir / "two\nlines and space").string() + '\0');
+  EXPECT_EQ(runpatch_cli({"scan", "--null", dir.string()}).exit_code, 2) << "-0 needs --dynamic-paths";
+}
+
 }  // namespace
 }  // namespace runpatch
 

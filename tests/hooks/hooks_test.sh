@@ -18,6 +18,7 @@ runpath_of() { "$runpatch" print --json "$1" | python3 -c 'import json,sys; d=js
 # A package with outputs out (bin/cuda-prog) and lib (lib/libcudart.so.13, lib/stubs/libcuda.so).
 make_package() {
   local root=$1
+  [[ -e $root ]] && chmod -R u+w "$root"  # a read-only output left by an earlier run
   rm -rf "$root" && mkdir -p "$root/out" "$root/lib" "$root/driver-link/lib" "$root/store/aaa-cuda_compat-12.8"
   cp -r "$fixtures/x86_64/cuda-pkg/bin" "$root/out/bin"
   cp -r "$fixtures/x86_64/cuda-pkg/lib" "$root/lib/lib"
@@ -38,7 +39,7 @@ run_fixup() {
     source "$hooks/auto-fix-elf-files.sh"
     source "$hooks/add-driver-runpath.sh"
     for hook in "$@"; do source "$hooks/$hook"; done
-    for h in "${postFixupHooks[@]}"; do eval "$h"; done
+    for h in "${postFixupHooks[@]}"; do eval "$h" || exit 1; done
   ) >/dev/null 2>&1
 }
 
@@ -98,6 +99,48 @@ make_package "$root"
 "$runpatch" set --runpath "$root/build/source/lib:$root/lib/lib" "$root/out/bin/cuda-prog" >/dev/null
 (NIX_BUILD_TOP=$root/build run_fixup "$root" auto-add-driver-runpath-hook.sh)
 expect_eq "entries under \$NIX_BUILD_TOP are dropped" "$(runpath_of "$root/out/bin/cuda-prog")" "$root/driver-link/lib:$root/lib/lib"
+
+# Outputs routinely link into other store paths, read-only during a build:
+# the hooks walk as find -type f does and leave them alone.
+root=$scratch/links-out
+make_package "$root"
+dep=$root/store/bbb-dep-1.0
+mkdir -p "$dep/lib"
+cp "$fixtures/x86_64/cuda-pkg/lib/libcudart.so.13" "$dep/lib/libdep.so.1"
+ln -s "$dep/lib" "$root/lib/lib/deplink"
+ln -s "$dep/lib/libdep.so.1" "$root/lib/lib/libdep.so.1"
+chmod -R a-w "$dep"
+dep_before=$(find "$dep" -type f -exec md5sum {} + | sort)
+status=0
+run_fixup "$root" auto-add-driver-runpath-hook.sh auto-add-cuda-compat-runpath.sh || status=$?
+expect_eq "links into a read-only output: the hooks succeed" "$status" 0
+expect_eq "links into a read-only output: it is byte-identical" "$(find "$dep" -type f -exec md5sum {} + | sort)" "$dep_before"
+expect_eq "links into a read-only output: the output's own files are edited" \
+  "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$root/store/aaa-cuda_compat-12.8/compat:$root/driver-link/lib"
+calls=$(
+  out=$root/out lib=$root/lib
+  getAllOutputNames() { echo out lib; }
+  source "$hooks/auto-fix-elf-files.sh"
+  countFile() { echo "$1"; }
+  autoFixElfFiles countFile | grep -c bbb-dep || true
+)
+expect_eq "links into a read-only output: other actions are not given its files" "$calls" 0
+
+# A file name with a newline and a space is one file to every action.
+root=$scratch/odd-names
+make_package "$root"
+odd=$'odd\nname with space.so'
+cp "$fixtures/x86_64/cuda-pkg/lib/libcudart.so.13" "$root/lib/lib/$odd"
+seen=$(
+  out=$root/out lib=$root/lib
+  getAllOutputNames() { echo out lib; }
+  source "$hooks/auto-fix-elf-files.sh"
+  countFile() { if [[ -f $1 ]]; then [[ $1 == "$root/lib/lib/$odd" ]] && echo odd; echo found; else echo missing; fi; }
+  autoFixElfFiles countFile | sort | uniq -c | awk '{ printf "%s %s;", $1, $2 }'
+)
+expect_eq "a name with a newline and a space: one call, with the whole name" "$seen" "4 found;1 odd;"
+run_fixup "$root" auto-add-driver-runpath-hook.sh
+expect_eq "a name with a newline and a space: edited by the driver hook" "$(runpath_of "$root/lib/lib/$odd")" "$root/driver-link/lib"
 
 echo "hooks: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

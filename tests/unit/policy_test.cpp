@@ -45,6 +45,24 @@ TEST(Policy, DeduplicatesFirstOccurrenceWins) {
   EXPECT_EQ(apply_policy(driver_policy(), "/a:/b:/a:" + kDriver + ":/b"), kDriver + ":/a:/b");
 }
 
+TEST(Policy, EntriesDifferingInSlashesAreOneDirectorySpelledAsTheFileHasIt) {
+  // An existing driver entry with a trailing slash is the driver layer, not a second entry.
+  EXPECT_EQ(apply_policy(driver_policy(), kDriver + "/:/x"), kDriver + "/:/x");
+  EXPECT_EQ(apply_policy(compat_policy(), kDriver + "//:/x"), kCompat + ":" + kDriver + "//:/x");
+  // compat --libcuda DIR/ then DIR: one entry, still ahead of the driver.
+  RunpathPolicy slash = compat_policy();
+  slash.compat_dirs = {kCompat + "/"};
+  std::string once = apply_policy(slash, kDriver + ":/x");
+  EXPECT_EQ(once, kCompat + "/:" + kDriver + ":/x");
+  EXPECT_EQ(apply_policy(compat_policy(), once), once);
+  EXPECT_EQ(apply_policy(driver_policy(), once), once);
+  // Among the file's own entries too, the first spelling wins; the root stays "/".
+  EXPECT_EQ(apply_policy(driver_policy(), "/a//b:/a/b/:/:$ORIGIN/:$ORIGIN"), kDriver + ":/a//b:/:$ORIGIN/");
+  RunpathPolicy append = driver_policy();
+  append.append = {"/opt/lib/"};
+  EXPECT_EQ(apply_policy(append, "/opt/lib"), kDriver + ":/opt/lib");
+}
+
 TEST(Policy, FiltersStubsForbiddenPrefixesEmptyAndOrigin) {
   RunpathPolicy p = driver_policy();
   p.forbidden_prefixes = {"/build/"};
@@ -80,6 +98,41 @@ TEST(PolicyFile, ParsesEveryKeyAndRejectsUnknownOnes) {
   EXPECT_EQ(bad.error().message(), "p.json: unknown policy key \"drvier\"");
   EXPECT_FALSE(RunpathPolicy::from_json_text("{", "p.json"));
   EXPECT_FALSE(RunpathPolicy::from_json_text(R"({"append": [1]})", "p.json"));
+}
+
+TEST(PolicyFile, EntriesAreAbsoluteOrOriginRelativeAndErrorsNameFileKeyAndExpectation) {
+  auto ok = RunpathPolicy::from_json_text(
+      R"({"append": ["$ORIGIN/../lib", "${ORIGIN}/x", "/opt/lib"], "compat": ["/c"], "driver": "/d"})", "p.json");
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_EQ(ok->append, (std::vector<std::string>{"$ORIGIN/../lib", "${ORIGIN}/x", "/opt/lib"}));
+  EXPECT_EQ(ok->driver_dirs, std::vector<std::string>{"/d"});
+  // Input, then the whole error line.
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"driver": "yes"})",
+       "p.json: \"driver\": expected an absolute directory or one starting with $ORIGIN, got the string \"yes\""},
+      {R"({"driver": 1})", "p.json: \"driver\": expected true, false or absolute directories, got number 1"},
+      {R"({"driver": []})", "p.json: \"driver\": expected at least one directory (or false), got an empty list"},
+      {R"({"append": ["relative/dir"]})",
+       "p.json: \"append\"[0]: expected an absolute directory or one starting with $ORIGIN, got the string "
+       "\"relative/dir\""},
+      {R"({"append": ["/a", ""]})",
+       "p.json: \"append\"[1]: expected an absolute directory or one starting with $ORIGIN, got the string \"\""},
+      {R"({"compat": ["/c", 7]})",
+       "p.json: \"compat\"[1]: expected an absolute directory or one starting with $ORIGIN, got number 7"},
+      {R"({"compat": {"dir": "/c"}})",
+       "p.json: \"compat\": expected an absolute directory or one starting with $ORIGIN or a list of them, got "
+       "object {\"dir\":\"/c\"}"},
+      {R"({"forbid": ["$ORIGIN/x"]})",
+       "p.json: \"forbid\"[0]: expected an absolute directory prefix, got the string \"$ORIGIN/x\""},
+      {R"({"keep_origin": "no"})", "p.json: \"keep_origin\": expected true or false, got the string \"no\""},
+      {R"(["/a"])", "p.json: expected a JSON object, got array [\"/a\"]"},
+      {"{\n  \"append\": [\"/a\",]\n}", "p.json: not valid JSON at line 2, column 19"},
+  };
+  for (const auto& [text, message] : cases) {
+    auto p = RunpathPolicy::from_json_text(text, "p.json");
+    ASSERT_FALSE(p) << text;
+    EXPECT_EQ(p.error().message(), message) << text;
+  }
 }
 
 }  // namespace

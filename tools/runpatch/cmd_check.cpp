@@ -2,10 +2,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 
 #include "command.hpp"
 #include "console.hpp"
+#include "output_file.hpp"
 #include "runpatch/report.hpp"
 #include "search_options.hpp"
 
@@ -22,7 +22,7 @@ Command add_check_command(CLI::App& root) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand("check", "Verify runpaths for CI: findings by rule, exit 1 at --fail-on severity");
-  app->add_option("PATH", o->paths, "Files or directories")->required();
+  add_tree_paths(app, o->paths, "Files or directories");
   repeatable(app->add_option("--forbid", o->forbid, "Forbidden runpath prefix ($TMPDIR and $NIX_BUILD_TOP are always)"));
   repeatable(app->add_option("--disable", o->disable, "Turn a rule off (rule ids: docs/check.md)"));
   repeatable(app->add_option("--search", o->search_dirs,
@@ -58,6 +58,16 @@ Command add_check_command(CLI::App& root) {
                 return kExitUsage;
               }
             }
+            std::string error;
+            std::optional<OutputFile> junit, sarif;
+            if (o->junit && !(junit = OutputFile::open(*o->junit, error))) {
+              fmt::print(stderr, "runpatch: {}\n", error);
+              return kExitUsage;
+            }
+            if (o->sarif && !(sarif = OutputFile::open(*o->sarif, error))) {
+              fmt::print(stderr, "runpatch: {}\n", error);
+              return kExitUsage;
+            }
             std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
             Progress progress("check", verbosity().quiet);
             options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
@@ -65,10 +75,15 @@ Command add_check_command(CLI::App& root) {
             progress.finish();
             for (const auto& p : report.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
             Severity fail_on = *parse_severity(o->fail_on);
-            if (o->junit) std::ofstream(*o->junit) << check_junit(report, fail_on);
-            if (o->sarif) std::ofstream(*o->sarif) << json_text(check_sarif(report, RUNPATCH_VERSION)) << "\n";
             if (o->json) fmt::print("{}\n", json_text(check_json(report)));
-            else fmt::print("{}", format_check_text(report, stdout_wants_color()));
+            else fmt::print("{}", format_check_text(report, stdout_wants_color(), !verbosity().quiet));
+            // A report that cannot be written is a failed run: CI would otherwise see no findings.
+            bool written = !junit || junit->write_and_close(check_junit(report, fail_on), error);
+            written = written && (!sarif || sarif->write_and_close(json_text(check_sarif(report, RUNPATCH_VERSION)) + "\n", error));
+            if (!written) {
+              fmt::print(stderr, "runpatch: {}\n", error);
+              return kExitUsage;
+            }
             return report.any_at_least(fail_on) || !report.problems.empty() ? kExitProblem : kExitOk;
           }};
 }

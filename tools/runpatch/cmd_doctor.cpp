@@ -19,9 +19,10 @@ Command add_doctor_command(CLI::App& root) {
   auto o = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand(
       "doctor", "On the machine where CUDA programs run: which libcuda each one loads, and whether it will work");
-  app->add_option("PATH", o->paths, "Programs and libraries, or trees of them")->required();
+  add_tree_paths(app, o->paths, "Programs and libraries, or trees of them");
   app->add_flag("--json", o->json, "Print JSON");
-  app->add_option("--proc-root", o->proc_root, "Read /proc and /sys under this directory (tests, containers)");
+  app->add_option("--proc-root", o->proc_root, "Read /proc and /sys under this directory (tests, containers)")
+      ->check(CLI::ExistingDirectory);
   o->search.add_to(app);
   return {app, [o] {
             Doctor doctor(DoctorOptions{o->search.environment(), o->proc_root});

@@ -19,7 +19,7 @@ struct PolicyCommandOptions {
 };
 
 void add_common(CLI::App* app, PolicyCommandOptions& o) {
-  app->add_option("PATH", o.paths, "Files or directories (every dynamically linked ELF file inside)")->required();
+  add_tree_paths(app, o.paths, "Files or directories (every dynamically linked ELF file inside)");
   app->add_flag("-n,--dry-run", o.dry_run, "Print old and new runpath per file; write nothing");
   add_in_place_flag(app, o.in_place);
   add_ldcache_flags(app, o.ldcache);

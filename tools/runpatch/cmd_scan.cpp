@@ -14,14 +14,19 @@ Command add_scan_command(CLI::App& root) {
     std::vector<std::string> roots;
     bool json = false;
     bool paths_only = false;
+    bool null_separated = false;
     unsigned threads = 0;
   };
   auto options = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand("scan", "List every ELF file under directories with its runpath and needs");
-  app->add_option("DIR", options->roots, "Directories or files")->required();
+  add_tree_paths(app, options->roots, "Directories or files");
   app->add_flag("--json", options->json, "Print one JSON array");
-  app->add_flag("--dynamic-paths", options->paths_only,
-                "Print only the paths of dynamically linked files (what runpath hooks act on)");
+  auto* paths_only = app->add_flag("--dynamic-paths", options->paths_only,
+                                   "Print only the paths of dynamically linked files (what runpath hooks act on)");
+  app->add_flag("-0,--null", options->null_separated,
+                "With --dynamic-paths: end each path with a NUL byte, not a newline (file names may hold newlines; "
+                "read with xargs -0 or `read -d ''`)")
+      ->needs(paths_only);
   app->add_option("-j,--jobs", options->threads, "Threads (default: one per core)");
   return {app, [options] {
             std::vector<std::filesystem::path> roots(options->roots.begin(), options->roots.end());
@@ -39,7 +44,7 @@ Command add_scan_command(CLI::App& root) {
                 fmt::print(stderr, "runpatch: {}\n", info.error().message());
                 status = kExitProblem;
               } else if (options->paths_only) {
-                if (info->has_dynamic && info->type != 1 /*ET_REL*/) text += info->path + '\n';
+                if (info->has_dynamic && info->type != 1 /*ET_REL*/) text += info->path + (options->null_separated ? '\0' : '\n');
               } else if (options->json) {
                 all.push_back(elf_info_json(*info));
               } else {

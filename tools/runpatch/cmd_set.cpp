@@ -3,10 +3,49 @@
 #include <algorithm>
 
 #include "command.hpp"
+#include "console.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/runpath_ops.hpp"
 
 namespace runpatch::cli {
+
+namespace {
+
+std::string shown(const std::optional<std::string>& value) { return value ? "'" + *value + "'" : "(none)"; }
+
+// "  field: 'old' -> 'new'" for each value the request changes, read from the
+// file as it is now: what --dry-run would write.
+std::string planned_changes(const ElfInfo& before, const EditRequest& request) {
+  std::string out;
+  auto line = [&](const char* field, const std::string& old_value, const std::string& new_value) {
+    if (old_value != new_value) out += fmt::format("  {}: {} -> {}\n", field, old_value, new_value);
+  };
+  if (request.runpath) {
+    std::optional<std::string> old_runpath = before.runpath ? before.runpath : before.rpath;
+    if (auto change = request.runpath(before); change && change->kind != RunpathChange::Kind::Keep)
+      line(before.runpath || !before.rpath ? "runpath" : "rpath", shown(old_runpath),
+           change->kind == RunpathChange::Kind::Set ? shown(change->value) : "(removed)");
+  }
+  if (request.interpreter) line("interpreter", shown(before.interpreter), shown(request.interpreter));
+  if (request.soname) line("soname", shown(before.soname), shown(request.soname));
+  for (const auto& name : request.add_needed) out += fmt::format("  needed: + '{}'\n", name);
+  for (const auto& name : request.remove_needed) out += fmt::format("  needed: - '{}'\n", name);
+  for (const auto& [from, to] : request.replace_needed) line("needed", shown(from), shown(to));
+  return out;
+}
+
+// To ld.so an empty runpath entry is the current directory, wherever the program runs.
+void warn_about_empty_entries(const std::optional<std::string>& value, const char* option) {
+  if (!value) return;
+  auto entries = split_runpath(*value);
+  bool empty_entry = value->empty() || std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
+  if (empty_entry)
+    fmt::print(stderr,
+               "runpatch: warning: {} '{}' holds an empty entry, which ld.so searches as the current directory{}\n",
+               option, *value, value->empty() ? " (to remove the runpath, use --remove-runpath)" : "");
+}
+
+}  // namespace
 
 Command add_set_command(CLI::App& root) {
   struct Options {
@@ -41,6 +80,17 @@ Command add_set_command(CLI::App& root) {
               fmt::print(stderr, "runpatch: {} takes exactly one FILE\n", output->get_name());
               return kExitUsage;
             }
+            bool any_operation = o->runpath || o->add_runpath || o->prepend_runpath || o->remove_runpath ||
+                                 o->interpreter || o->soname || !o->add_needed.empty() || !o->remove_needed.empty() ||
+                                 !o->replace_needed.empty() || o->ldcache != ResolutionCacheMode::Refresh;
+            if (!any_operation) {
+              fmt::print(stderr, "runpatch: set: nothing to do; give an edit such as --runpath, --add-runpath or "
+                                 "--interpreter (see runpatch set --help)\n");
+              return kExitUsage;
+            }
+            warn_about_empty_entries(o->runpath, "--runpath");
+            warn_about_empty_entries(o->add_runpath, "--add-runpath");
+            warn_about_empty_entries(o->prepend_runpath, "--prepend-runpath");
             EditRequest request;
             request.force_rpath = o->force_rpath;
             request.resolution_cache = o->ldcache;
@@ -67,17 +117,21 @@ Command add_set_command(CLI::App& root) {
                 continue;
               }
               for (const auto& warning : outcome->warnings) fmt::print(stderr, "runpatch: {}: warning: {}\n", file, warning);
+              if (verbosity().quiet) continue;  // -q: problems only
+              // With -o the edited file is the output: name both.
+              std::string name = o->output ? fmt::format("{} -> {}", file, *o->output) : file;
               if (outcome->strategy == EditStrategy::Unchanged) {
-                fmt::print("{}: unchanged\n", file);
+                fmt::print("{}: unchanged\n", name);
               } else {
                 // Growth is closure size in a Nix store: always say it, and how much of it is written bytes.
                 uint64_t written = 0;
                 for (const auto& w : outcome->writes)
                   if (w.offset + w.size > outcome->old_size)
                     written += w.offset + w.size - std::max(w.offset, outcome->old_size);
-                fmt::print("{}: {}{} ({}); {} -> {} bytes, +{} ({} written)\n", file, o->dry_run ? "would edit, " : "",
+                fmt::print("{}: {}{} ({}); {} -> {} bytes, +{} ({} written)\n", name, o->dry_run ? "would edit, " : "",
                            strategy_name(outcome->strategy), outcome->layout_note, outcome->old_size,
                            outcome->new_size, outcome->new_size - outcome->old_size, written);
+                if (o->dry_run) fmt::print("{}", planned_changes(outcome->before, request));
               }
             }
             return status;

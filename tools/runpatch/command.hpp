@@ -39,6 +39,19 @@ Command add_doctor_command(CLI::App& root);
 // `auto-patchelf ARGS...` (argv after the command name), parsed as Python's argparse would.
 int run_auto_patchelf(const std::vector<std::string>& argv);
 
+// The words every command that walks trees says about symlinks (as the help of
+// its PATH argument and as a footer), so that they never drift apart.
+inline constexpr const char* kTreeWalkFooter =
+    "Trees are walked as `find -type f` walks them (as Nixpkgs' hooks do): symlinked directories are not "
+    "entered and symlinked files are not read or edited through the link, so nothing outside the tree is "
+    "touched. A symlink named on the command line is followed, as patchelf follows it: its target is meant.";
+
+// PATH: files or trees, walked as kTreeWalkFooter says.
+inline CLI::Option* add_tree_paths(CLI::App* app, std::vector<std::string>& paths, const std::string& what) {
+  app->footer(kTreeWalkFooter);
+  return app->add_option("PATH", paths, what + "; symlinks inside trees are skipped (see below)")->required();
+}
+
 // The same flag, with the same words, on every subcommand that writes files.
 inline CLI::Option* add_in_place_flag(CLI::App* app, bool& in_place) {
   return app->add_flag("--in-place", in_place,

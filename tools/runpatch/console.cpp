@@ -6,10 +6,17 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string_view>
 
 namespace runpatch::cli {
 
-bool stdout_wants_color() { return ::isatty(1) && !std::getenv("NO_COLOR"); }
+bool stdout_wants_color() {
+  // no-color.org: NO_COLOR disables colour only when set to something; a dumb
+  // terminal cannot show it.
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return ::isatty(1) && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
+}
 
 std::string json_text(const nlohmann::json& document) {
   return document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -16,7 +16,8 @@ struct Verbosity {
   bool verbose = false;  // -v: every file touched, and how
 };
 
-// Colours on stdout: only on a terminal, and never with NO_COLOR set.
+// Colours on stdout: only on a terminal that is not TERM=dumb, and never with
+// NO_COLOR set to a non-empty value (no-color.org).
 bool stdout_wants_color();
 
 // JSON as the tools print it (indented). ELF strings are bytes, not UTF-8:

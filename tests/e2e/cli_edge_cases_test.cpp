@@ -1,0 +1,145 @@
+// What the CLI says at its edges: quiet runs, colour, paths that are missing
+// or not ELF, edits that do nothing or write empty entries, advice that must
+// be usable as given, and runpath entries spelled with extra slashes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures.hpp"
+#include "process.hpp"
+#include "runpatch/elf_info.hpp"
+#include "runpatch/runpath_ops.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+test::CommandResult cli(std::vector<std::string> args, bool merge = true) {
+  args.insert(args.begin(), RUNPATCH_CLI);
+  return test::run_command(args, merge);
+}
+
+fs::path fixture(const std::string& name) { return test::fixture_arches().at(0).dir / name; }
+
+fs::path copy_of(const std::string& name, const fs::path& to) {
+  fs::create_directories(to.parent_path());
+  fs::copy_file(fixture(name), to, fs::copy_options::overwrite_existing);
+  return to;
+}
+
+std::string runpath(const fs::path& file) { return effective_runpath(*read_elf_info(file)); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(CliEdges, TrailingSlashesNameTheSameDirectoryAndTheFilesSpellingIsKept) {
+  fs::path dir = fs::absolute(test::scratch_dir("cli_edges/slashes"));
+  fs::path lib = copy_of("lib/libgreet.so", dir / "lib/libgreet.so");
+  std::string compat = (dir / "store/aaa-cuda_compat-12.8/compat").string();
+  ASSERT_EQ(cli({"compat", "--libcuda", compat + "/", lib.string()}).exit_code, 0);
+  auto again = cli({"compat", "--libcuda", compat, lib.string()});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "0 edited, 1 unchanged")) << again.output;
+  EXPECT_EQ(runpath(lib), compat + "/");
+
+  ASSERT_EQ(cli({"set", "--runpath", "/run/opengl-driver/lib/:/opt/x", lib.string()}).exit_code, 0);
+  auto driver = cli({"driver", lib.string()});
+  EXPECT_TRUE(contains(driver.output, "0 edited, 1 unchanged")) << driver.output;
+  EXPECT_EQ(runpath(lib), "/run/opengl-driver/lib/:/opt/x");
+}
+
+TEST(CliEdges, QuietSetAndCheckPrintProblemsOnly) {
+  fs::path dir = test::scratch_dir("cli_edges/quiet");
+  fs::path prog = copy_of("prog-norunpath", dir / "prog");
+  auto set = cli({"set", "-q", "--runpath", "/opt/x", prog.string()});
+  EXPECT_EQ(set.exit_code, 0);
+  EXPECT_EQ(set.output, "");
+  EXPECT_EQ(cli({"set", "-q", "--runpath", "/opt/x", prog.string()}).output, "") << "unchanged is not a problem";
+  auto check = cli({"check", "-q", "--ignore-environment", prog.string()});
+  EXPECT_EQ(check.exit_code, 1);
+  EXPECT_TRUE(contains(check.output, "unresolved-needed")) << check.output;
+  EXPECT_FALSE(contains(check.output, "files checked")) << check.output;
+  EXPECT_TRUE(contains(cli({"check", "--ignore-environment", prog.string()}).output, "1 files checked"));
+}
+
+TEST(CliEdges, ColourFollowsNoColorAndTerm) {
+  if (!test::have_program("script")) GTEST_SKIP() << "script(1) gives the terminal";
+  fs::path prog = copy_of("prog-norunpath", test::scratch_dir("cli_edges/colour") / "prog");
+  // script runs the command on a pseudo-terminal, as a user's shell would.
+  auto on_a_terminal = [&](const std::string& env) {
+    std::string command = "env " + env + " " + test::shell_quote(RUNPATCH_CLI) + " check --ignore-environment " +
+                          test::shell_quote(prog.string());
+    return contains(test::run_command({"script", "-qec", command, "/dev/null"}).output, "\033[");
+  };
+  EXPECT_TRUE(on_a_terminal("-u NO_COLOR TERM=xterm"));
+  EXPECT_TRUE(on_a_terminal("NO_COLOR= TERM=xterm")) << "an empty NO_COLOR does not disable colour";
+  EXPECT_FALSE(on_a_terminal("NO_COLOR=1 TERM=xterm"));
+  EXPECT_FALSE(on_a_terminal("-u NO_COLOR TERM=dumb"));
+}
+
+TEST(CliEdges, ANamedPathThatIsMissingOrNotElfIsAnError) {
+  fs::path dir = test::scratch_dir("cli_edges/named");
+  test::write_file(dir / "notes.txt", {'h', 'i', '\n'});
+  for (const char* command : {"driver", "check", "scan", "doctor"}) {
+    for (const fs::path& path : {dir / "missing", dir / "notes.txt"}) {
+      auto r = cli({command, path.string()});
+      EXPECT_EQ(r.exit_code, 1) << command << " " << path << "\n" << r.output;
+      EXPECT_TRUE(contains(r.output, "runpatch: " + path.string() + ": ")) << command << "\n" << r.output;
+    }
+  }
+  EXPECT_TRUE(contains(cli({"driver", (dir / "notes.txt").string()}).output, "not an ELF file"));
+}
+
+TEST(CliEdges, SetWithoutAnEditIsAUsageErrorAndEmptyEntriesAreWarnedAbout) {
+  fs::path dir = test::scratch_dir("cli_edges/set");
+  fs::path prog = copy_of("prog-norunpath", dir / "prog");
+  auto before = test::read_file(prog);
+  auto nothing = cli({"set", prog.string()});
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_TRUE(contains(nothing.output, "nothing to do")) << nothing.output;
+  EXPECT_EQ(test::read_file(prog), before);
+  for (const char* value : {"", "/a::/b", "/a:"}) {
+    auto r = cli({"set", "-n", "--runpath", value, prog.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "warning: --runpath '" + std::string(value) + "' holds an empty entry")) << r.output;
+  }
+  EXPECT_FALSE(contains(cli({"set", "-n", "--runpath", "/a:/b", prog.string()}).output, "warning"));
+}
+
+TEST(CliEdges, SetNamesItsOutputAndDryRunShowsOldAndNewValues) {
+  fs::path dir = test::scratch_dir("cli_edges/output");
+  fs::path prog = copy_of("prog-pie", dir / "prog");
+  auto out = cli({"set", "--runpath", "/opt/x", "-o", (dir / "edited").string(), prog.string()}, false);
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(out.output.rfind(prog.string() + " -> " + (dir / "edited").string() + ": ", 0), 0u) << out.output;
+  EXPECT_EQ(runpath(dir / "edited"), "/opt/x");
+  auto dry = cli({"set", "-n", "--runpath", "/opt/y", "--soname", "libp.so", prog.string()}, false);
+  EXPECT_TRUE(contains(dry.output, "  runpath: '$ORIGIN/lib' -> '/opt/y'\n")) << dry.output;
+  EXPECT_TRUE(contains(dry.output, "  soname: (none) -> 'libp.so'\n")) << dry.output;
+  EXPECT_EQ(runpath(prog), "$ORIGIN/lib");
+}
+
+TEST(CliEdges, AdviceIsUsableAsGiven) {
+  fs::path dir = fs::absolute(test::scratch_dir("cli_edges/advice"));
+  // check: an unused entry inside the file's own package keeps nothing alive,
+  // and the tool that drops it exists.
+  fs::path lib = copy_of("lib/libgreet.so", dir / "pkg/lib/libgreet.so");
+  fs::create_directories(dir / "pkg/lib/empty");
+  ASSERT_EQ(cli({"set", "--runpath", "$ORIGIN/empty", lib.string()}).exit_code, 0);
+  auto check = cli({"check", "--ignore-environment", lib.string()});
+  EXPECT_TRUE(contains(check.output, "unused-entry")) << check.output;
+  EXPECT_TRUE(contains(check.output, "runpatch-patchelf --shrink-rpath would drop it")) << check.output;
+  EXPECT_FALSE(contains(check.output, "alive")) << check.output;
+  // why: the directory to add is absolute even when --search was relative.
+  fs::path prog = copy_of("prog-norunpath", dir / "prog");
+  copy_of("lib/libgreet.so", dir / "found/libgreet.so");
+  std::string relative = fs::relative(dir / "found", fs::current_path()).string();
+  auto why = cli({"why", "--ignore-environment", "libgreet.so", prog.string(), "--search", relative});
+  EXPECT_TRUE(contains(why.output, "fix: add " + (dir / "found").string() + " to the runpath")) << why.output;
+  // doctor: a --proc-root that does not exist is a usage error, not a machine without a driver.
+  EXPECT_EQ(cli({"doctor", "--proc-root", (dir / "nonexistent").string(), prog.string()}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace runpatch

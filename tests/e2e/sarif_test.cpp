@@ -1,0 +1,187 @@
+// check --sarif against what GitHub code scanning requires of a SARIF 2.1.0
+// log (docs.github.com, "SARIF support for code scanning"; the GH rules of
+// Microsoft's SARIF multitool). The JSON schema cannot be shipped, so the
+// required fields, and the RFC 3986 form of every artifact URI, are checked here.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "fixtures.hpp"
+#include "process.hpp"
+#include "runpatch/check.hpp"
+#include "runpatch/report.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool non_empty_string(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() && !j[key].get<std::string>().empty();
+}
+
+// RFC 3986: every character is unreserved, a sub-delimiter, ':', '@', '/', '?',
+// or a '%' followed by two hex digits.
+bool is_uri_reference(const std::string& uri) {
+  static const std::string allowed = "-._~!$&'()*+,;=:@/?#";
+  for (size_t i = 0; i < uri.size(); ++i) {
+    unsigned char c = uri[i];
+    if (c == '%') {
+      if (i + 2 >= uri.size() || !std::isxdigit(uri[i + 1]) || !std::isxdigit(uri[i + 2])) return false;
+      i += 2;
+    } else if (!std::isalnum(c) && allowed.find(char(c)) == std::string::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool has_scheme(const std::string& uri) {
+  size_t colon = uri.find(':');
+  return colon != std::string::npos && uri.find_first_of("/?#") > colon && colon > 0 && std::isalpha(uri[0]);
+}
+
+// Every violation as "JSON pointer: what is wrong"; empty when the log is acceptable.
+std::vector<std::string> github_sarif_violations(const json& log) {
+  std::vector<std::string> out;
+  auto fail = [&](const std::string& where, const std::string& what) { out.push_back(where + ": " + what); };
+  if (!log.is_object()) return {"/: not an object"};
+  if (log.value("version", "") != "2.1.0") fail("/version", "must be \"2.1.0\"");
+  if (log.contains("$schema") && !log["$schema"].is_string()) fail("/$schema", "must be a string");
+  if (!log.contains("runs") || !log["runs"].is_array()) return out.push_back("/runs: must be an array"), out;
+  for (size_t r = 0; r < log["runs"].size(); ++r) {
+    const json& run = log["runs"][r];
+    std::string at = "/runs/" + std::to_string(r);
+    if (!run.contains("tool") || !non_empty_string(run["tool"].value("driver", json::object()), "name"))
+      fail(at + "/tool/driver/name", "required");
+    std::set<std::string> rule_ids;
+    const json rules = run.contains("tool") ? run["tool"].value("driver", json::object()).value("rules", json::array())
+                                            : json::array();
+    for (size_t i = 0; i < rules.size(); ++i) {
+      std::string rat = at + "/tool/driver/rules/" + std::to_string(i);
+      if (!non_empty_string(rules[i], "id")) fail(rat + "/id", "required");
+      else if (!rule_ids.insert(rules[i]["id"]).second) fail(rat + "/id", "duplicate");
+      if (rules[i].contains("shortDescription") && !non_empty_string(rules[i]["shortDescription"], "text"))
+        fail(rat + "/shortDescription/text", "required");
+    }
+    if (!run.contains("results") || !run["results"].is_array()) {
+      fail(at + "/results", "must be an array");
+      continue;
+    }
+    static const std::set<std::string> levels = {"none", "note", "warning", "error"};
+    for (size_t i = 0; i < run["results"].size(); ++i) {
+      const json& result = run["results"][i];
+      std::string rat = at + "/results/" + std::to_string(i);
+      if (!result.contains("message") || !non_empty_string(result["message"], "text")) fail(rat + "/message/text", "required");
+      if (!non_empty_string(result, "ruleId")) fail(rat + "/ruleId", "required");
+      else if (!rule_ids.count(result["ruleId"])) fail(rat + "/ruleId", "not among the driver's rules");
+      if (result.contains("level") && !levels.count(result["level"].get<std::string>())) fail(rat + "/level", "unknown");
+      if (!result.contains("locations") || !result["locations"].is_array() || result["locations"].empty()) {
+        fail(rat + "/locations", "at least one is required");
+        continue;
+      }
+      for (size_t l = 0; l < result["locations"].size(); ++l) {
+        std::string lat = rat + "/locations/" + std::to_string(l) + "/physicalLocation";
+        json physical = result["locations"][l].value("physicalLocation", json::object());
+        json artifact = physical.value("artifactLocation", json::object());
+        if (!non_empty_string(artifact, "uri")) {
+          fail(lat + "/artifactLocation/uri", "required");
+          continue;
+        }
+        std::string uri = artifact["uri"];
+        if (!is_uri_reference(uri)) fail(lat + "/artifactLocation/uri", "not an RFC 3986 URI: " + uri);
+        if (artifact.contains("uriBaseId")) {
+          if (has_scheme(uri) || uri.starts_with("/")) fail(lat + "/artifactLocation/uri", "must be relative with a uriBaseId");
+        } else if (!uri.starts_with("file:///")) {
+          fail(lat + "/artifactLocation/uri", "a URI without uriBaseId must be an absolute file:/// URI: " + uri);
+        }
+        json region = physical.value("region", json::object());
+        if (!region.contains("startLine") || !region["startLine"].is_number_integer() || region["startLine"] < 1)
+          fail(lat + "/region/startLine", "required, at least 1");
+      }
+    }
+  }
+  return out;
+}
+
+TEST(SarifValidator, CatchesWhatGithubRefuses) {
+  json bad = {{"version", "2.1.0"},
+              {"runs",
+               {{{"tool", {{"driver", {{"name", "x"}, {"rules", {{{"id", "r"}}}}}}}},
+                 {"results",
+                  {{{"ruleId", "r"},
+                    {"message", {{"text", "m"}}},
+                    {"locations", {{{"physicalLocation", {{"artifactLocation", {{"uri", "file://cuda/lib/a b"}}}}}}}}}}}}}}};
+  auto violations = github_sarif_violations(bad);
+  ASSERT_EQ(violations.size(), 3u) << ::testing::PrintToString(violations);
+  EXPECT_NE(violations[0].find("not an RFC 3986 URI"), std::string::npos);
+  EXPECT_NE(violations[1].find("absolute file:///"), std::string::npos);  // "cuda" would be a host
+  EXPECT_NE(violations[2].find("region/startLine"), std::string::npos);
+  bad["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = "file://cuda/lib";
+  EXPECT_NE(github_sarif_violations(bad)[0].find("absolute file:///"), std::string::npos);
+  EXPECT_EQ(github_sarif_violations({{"version", "2.0.0"}}).size(), 2u);
+}
+
+TEST(Sarif, RelativePathsUseSrcrootAbsoluteOnesArePercentEncodedFileUris) {
+  CheckReport report;
+  report.findings = {{"stubs-entry", Severity::Error, "cuda/lib/libcudart.so.13", "m1"},
+                     {"stubs-entry", Severity::Warning, "./rel dir/a:b#c", "m2"},
+                     {"stubs-entry", Severity::Info, "/abs/sp ace/#h%/\xC3\xBC/lib.so", "m3"}};
+  json sarif = check_sarif(report, "test");
+  EXPECT_TRUE(github_sarif_violations(sarif).empty()) << ::testing::PrintToString(github_sarif_violations(sarif));
+  const json& results = sarif["runs"][0]["results"];
+  auto artifact = [&](size_t i) { return results[i]["locations"][0]["physicalLocation"]["artifactLocation"]; };
+  EXPECT_EQ(artifact(0), json({{"uri", "cuda/lib/libcudart.so.13"}, {"uriBaseId", "%SRCROOT%"}}));
+  EXPECT_EQ(artifact(1), json({{"uri", "rel%20dir/a%3Ab%23c"}, {"uriBaseId", "%SRCROOT%"}}));
+  EXPECT_EQ(artifact(2), json({{"uri", "file:///abs/sp%20ace/%23h%25/%C3%BC/lib.so"}}));
+}
+
+TEST(Sarif, CheckCommandWritesAValidLogForOddNames) {
+  fs::path root = fs::absolute(test::scratch_dir("sarif/odd names #%"));
+  fs::create_directories(root / "sp ace");
+  fs::copy_file(test::fixture_arches().at(0).dir / "prog-norunpath", root / "sp ace/prog #1");
+  fs::path log = root / "report.sarif";
+  auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", log.string()}, true);
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // libgreet.so is unresolved
+  json sarif = json::parse(test::read_file(log));
+  auto violations = github_sarif_violations(sarif);
+  EXPECT_TRUE(violations.empty()) << ::testing::PrintToString(violations);
+  ASSERT_FALSE(sarif["runs"][0]["results"].empty());
+  std::string uri = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+  EXPECT_NE(uri.find("/odd%20names%20%23%25/sp%20ace/prog%20%231"), std::string::npos) << uri;
+}
+
+TEST(CheckReports, AReportThatCannotBeWrittenIsOneErrorAndExitTwo) {
+  fs::path root = fs::absolute(test::scratch_dir("sarif/unwritable"));
+  fs::copy_file(test::fixture_arches().at(0).dir / "lib/libgreet.so", root / "libgreet.so");
+  fs::create_directories(root / "a-directory");
+  const std::pair<std::string, std::string> cases[] = {
+      {"/nonexistent/dir/j.xml", "No such file or directory"},
+      {(root / "a-directory").string(), "Is a directory"},
+  };
+  for (const char* option : {"--junit", "--sarif"}) {
+    for (const auto& [path, reason] : cases) {
+      auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), option, path}, true);
+      EXPECT_EQ(r.exit_code, 2) << option << " " << path << "\n" << r.output;
+      EXPECT_EQ(r.output, "runpatch: cannot write " + path + ": " + reason + "\n") << option;
+    }
+  }
+  // Writable: written, and the exit code is the check's.
+  auto ok = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--junit",
+                               (root / "j.xml").string(), "--sarif", (root / "s.sarif").string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_FALSE(test::read_file(root / "j.xml").empty());
+  EXPECT_FALSE(test::read_file(root / "s.sarif").empty());
+  if (fs::exists("/dev/full")) {  // a device that is always full: the write itself fails
+    auto full = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", "/dev/full"}, true);
+    EXPECT_EQ(full.exit_code, 2) << full.output;
+    EXPECT_NE(full.output.find("runpatch: cannot write /dev/full: No space left on device"), std::string::npos) << full.output;
+  }
+}
+
+}  // namespace
+}  // namespace runpatch
