@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -51,6 +52,7 @@ struct CheckReport {
   std::vector<std::string> files;   // every dynamically linked ELF file checked, sorted
   std::vector<Finding> findings;    // grouped by file, in file order
   std::vector<Error> problems;      // unreadable inputs
+  std::map<std::string, LoaderModel> loaders;  // by file: whose rules resolved it
   bool any_at_least(Severity s) const;
 };
 

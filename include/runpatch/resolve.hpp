@@ -12,6 +12,7 @@
 
 #include "runpatch/elf_info.hpp"
 #include "runpatch/expected.hpp"
+#include "runpatch/loader_model.hpp"
 
 namespace runpatch {
 
@@ -20,8 +21,12 @@ struct SearchEnvironment {
   // under root; results are reported as the loader would see them (without root).
   std::filesystem::path root = "/";
   std::vector<std::string> ld_library_path;     // already split; empty: unset
-  std::optional<std::filesystem::path> ld_so_cache;  // default: <root>/etc/ld.so.cache
-  std::optional<std::vector<std::string>> default_dirs;  // default: derived from the machine
+  // The cache a glibc model reads instead of its own (host: <root>/etc/ld.so.cache;
+  // Nixpkgs: <glibc prefix>/etc/ld.so.cache if there is one); musl reads none.
+  std::optional<std::filesystem::path> ld_so_cache;
+  // Whose rules apply: by default each file's PT_INTERP decides (loader_model.hpp).
+  LoaderChoice loader;
+  std::optional<std::vector<std::string>> default_dirs;  // host glibc; default: derived from the machine
   std::vector<std::string> hwcaps_subdirs;      // glibc-hwcaps subdirectories, best first
   std::string platform;                         // $PLATFORM; default: from the machine
   std::string lib;                              // $LIB; default: from the machine
@@ -37,7 +42,8 @@ struct SearchEnvironment {
   bool every_candidate = false;
   // Emulate Nixpkgs' loader patch: a DT_NEEDED listed in the requesting
   // object's resolution-cache note is looked for at the note's locations
-  // instead of every DT_RUNPATH entry (runpatch/resolution_cache.hpp).
+  // instead of every DT_RUNPATH entry (runpatch/resolution_cache.hpp). A
+  // Nixpkgs glibc whose loader carries the patch reads the note regardless.
   bool use_resolution_cache = false;
 
   // The running system: its loader's settings (asked lazily, see ask_host_loader)
@@ -90,6 +96,7 @@ struct DependencyEdge {
 };
 
 struct DependencyTree {
+  LoaderModel loader;                 // whose rules resolved it
   std::vector<LoadedObject> objects;  // load (breadth-first) order; [0] is the file
   std::vector<DependencyEdge> edges;  // in the order ld.so resolves them; dlopen ones last
   // Every DT_NEEDED found (dlopen'ed libraries may legitimately be absent at build time).
@@ -99,6 +106,11 @@ struct DependencyTree {
 // Whether the loader of object accepts candidate (class, byte order, machine,
 // OS ABI); any other candidate is skipped and the search goes on.
 bool loadable_together(const ElfIdentity& object, const ElfIdentity& candidate);
+
+// The loader model for a file (file_view: its path as the loader sees it):
+// env.loader, or else its PT_INTERP; a file without one (a library) by the
+// glibc its runpath holds, or musl when it needs musl's libc.so.
+LoaderModel choose_loader_model(const ElfInfo& file, const std::string& file_view, const SearchEnvironment& env);
 
 // Splits an LD_LIBRARY_PATH-style list (':' or ';' separated; empty entries kept).
 std::vector<std::string> split_search_path(const std::string& list);

@@ -147,6 +147,7 @@ class Checker {
       add("unresolved-needed", tree.error().message());
       return;
     }
+    loader = tree->loader;
     for (const auto& edge : tree->edges) {
       if (edge.from != 0 || edge.dlopen || edge.resolution.path) continue;
       const std::string& name = edge.resolution.name;
@@ -174,6 +175,10 @@ class Checker {
     }
   }
 
+ public:
+  std::optional<LoaderModel> loader;  // of the file checked, once resolved
+
+ private:
   const CheckOptions& o_;
   ResolutionSession& session_;
   std::vector<Finding>* out_ = nullptr;
@@ -201,6 +206,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
   auto majority = std::max_element(machines.begin(), machines.end(),
                                    [](const auto& a, const auto& b) { return a.second < b.second; });
   std::vector<std::vector<Finding>> per_file(dynamic.size());
+  std::vector<std::optional<LoaderModel>> loaders(dynamic.size());
   // Sessions are not thread-safe but are worth sharing (parsed cache, headers):
   // each worker borrows one from a pool.
   std::mutex pool_mutex;
@@ -219,6 +225,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
     Checker checker(options, *session);
     const auto& info = *infos[dynamic[k]];
     checker.check(listing.elf_files[dynamic[k]], info, per_file[k]);
+    loaders[k] = std::move(checker.loader);
     if (machines.size() > 1 && majority != machines.end() &&
         std::make_pair(info.identity.elf_class, info.identity.machine) != majority->first &&
         !options.disabled.count("foreign-machine"))
@@ -232,6 +239,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
   });
   for (size_t k = 0; k < dynamic.size(); ++k) {
     report.files.push_back(listing.elf_files[dynamic[k]].string());
+    if (loaders[k]) report.loaders.emplace(report.files.back(), std::move(*loaders[k]));
     for (auto& f : per_file[k]) report.findings.push_back(std::move(f));
   }
   return report;

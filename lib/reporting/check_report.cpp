@@ -85,7 +85,9 @@ nlohmann::json check_json(const CheckReport& report) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : report.findings)
     findings.push_back({{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"file", f.file}, {"message", f.message}});
-  return {{"files_checked", report.files.size()}, {"findings", findings}};
+  nlohmann::json loaders = nlohmann::json::object();
+  for (const auto& [file, model] : report.loaders) loaders[file] = loader_model_json(model);
+  return {{"files_checked", report.files.size()}, {"loaders", loaders}, {"findings", findings}};
 }
 
 std::string check_junit(const CheckReport& report, Severity fail_on) {

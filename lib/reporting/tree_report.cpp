@@ -25,7 +25,7 @@ std::string format_tree(const DependencyTree& tree, bool color) {
   const char* reset = color ? "\033[0m" : "";
   std::string out;
   out.reserve(96 * (tree.edges.size() + 1));  // about a line per edge: one allocation
-  if (!tree.objects.empty()) (out += tree.objects[0].path) += "\n";
+  if (!tree.objects.empty()) (((out += tree.objects[0].path) += "  (") += tree.loader.describe()) += ")\n";
   auto append = std::back_inserter(out);
   // Edges grouped by requester once (a walk that scanned every edge per node
   // is quadratic): first[o] .. first[o + 1] index into by_requester.
@@ -96,6 +96,16 @@ nlohmann::json resolution_json(const Resolution& r) {
           {"attempts", attempts}};
 }
 
+nlohmann::json loader_model_json(const LoaderModel& model) {
+  return {{"kind", loader_kind_name(model.kind)},
+          {"interpreter", model.interpreter},
+          {"chosen_by", model.chosen_by},
+          {"ld_so_cache", model.ld_so_cache ? nlohmann::json(model.ld_so_cache->string()) : nlohmann::json(nullptr)},
+          {"default_dirs", model.default_dirs},
+          {"default_dirs_source", model.default_dirs_source},
+          {"reads_ldcache_note", model.reads_resolution_cache_note}};
+}
+
 nlohmann::json tree_json(const DependencyTree& tree) {
   nlohmann::json objects = nlohmann::json::array();
   for (const auto& o : tree.objects)
@@ -113,6 +123,7 @@ nlohmann::json tree_json(const DependencyTree& tree) {
     edges.push_back(j);
   }
   return {{"file", tree.objects.empty() ? "" : tree.objects[0].path},
+          {"loader", loader_model_json(tree.loader)},
           {"all_found", tree.all_found()},
           {"objects", objects},
           {"edges", edges}};

@@ -19,6 +19,15 @@ MachineDefaults machine_defaults(const ElfIdentity& id) {
     case elf::EM_RISCV: d = {"/lib/ld-linux-riscv64-lp64d.so.1", "riscv64-linux-gnu", "riscv64", {}}; break;
     default: break;
   }
+  switch (id.machine) {
+    case elf::EM_X86_64: d.musl_arch = "x86_64"; break;
+    case elf::EM_386: d.musl_arch = "i386"; break;
+    case elf::EM_AARCH64: d.musl_arch = big ? "aarch64_be" : "aarch64"; break;
+    case elf::EM_ARM: d.musl_arch = "armhf"; break;
+    case elf::EM_PPC64: d.musl_arch = big ? "powerpc64" : "powerpc64le"; break;
+    case elf::EM_RISCV: d.musl_arch = "riscv64"; break;
+    default: break;
+  }
   if (!d.multiarch.empty()) d.default_dirs = {"/lib/" + d.multiarch, "/usr/lib/" + d.multiarch};
   d.default_dirs.push_back("/lib");
   d.default_dirs.push_back("/usr/lib");

@@ -14,6 +14,7 @@ struct MachineDefaults {
   std::string multiarch;                // Debian triplet, "" if none
   std::string platform;                 // $PLATFORM
   std::vector<std::string> default_dirs;
+  std::string musl_arch;                // ARCH of musl's ld-musl-ARCH.so.1, "" if none
 };
 
 MachineDefaults machine_defaults(const ElfIdentity& id);

@@ -1,7 +1,8 @@
 // Breadth-first dependency resolution following glibc's _dl_map_object:
 // loaded names, names with a slash, DT_RPATH of the loader chain (only while
 // the requester has no DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH of the
-// requester, ld.so.cache, default directories (both skipped for NODEFLIB).
+// requester, ld.so.cache, default directories (both skipped for NODEFLIB);
+// or musl's load_library for a musl model (search_musl).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "resolving/loader_pick.hpp"
 #include "resolving/machine_defaults.hpp"
 #include "resolving/path_text.hpp"
 #include "runpatch/edit.hpp"
@@ -75,10 +77,8 @@ struct ResolutionSession::State {
   using TextMap = std::unordered_map<std::string, Value, TextHash, std::equal_to<>>;
 
   SearchEnvironment env;
-  bool loader_facts_asked = false;
-  bool cache_loaded = false;
-  std::optional<LdSoCache> cache;
-  std::vector<std::string> conf_dirs;
+  TextMap<LoaderModel> models;  // by LoaderPick::key: a loader's files are read once
+  TextMap<std::optional<LdSoCache>> caches;  // by host path; none when missing or unreadable
   TextMap<bool> dir_exists;
   TextMap<Expected<std::shared_ptr<const ElfInfo>>> infos;  // by host path
   TextMap<std::optional<struct stat>> stats;  // by host path, following links
@@ -93,7 +93,7 @@ struct ResolutionSession::State {
     std::optional<size_t> loaded;  // FoundVia::AlreadyLoaded: the tree's object
   };
   TextMap<Search> searches;
-  TextMap<std::vector<CacheEntry>> cache_entries;  // ld.so.cache lookups by name
+  TextMap<std::vector<CacheEntry>> cache_entries;  // ld.so.cache lookups by cache path and name
   TextMap<fs::path> canonical_dirs;
   std::deque<std::pair<ElfIdentity, MachineDefaults>> defaults;  // by root identity; a deque keeps references
 
@@ -119,6 +119,23 @@ struct ResolutionSession::State {
     if (dir == canonical_dirs.end())
       dir = canonical_dirs.emplace(absolute.parent_path().native(), fs::weakly_canonical(absolute.parent_path(), ec)).first;
     return dir->second / name;
+  }
+
+  const LoaderModel& model_for(const ElfInfo& info, const std::string& view) {
+    LoaderPick pick = pick_loader(info, view, env);
+    std::string key = pick.key();
+    auto it = models.find(std::string_view(key));
+    if (it == models.end()) it = models.emplace(std::move(key), build_loader_model(pick, env)).first;
+    return it->second;
+  }
+
+  const LdSoCache* cache_at(const fs::path& path) {
+    auto it = caches.find(path.native());
+    if (it == caches.end()) {
+      auto opened = LdSoCache::open(path);
+      it = caches.emplace(path.native(), opened ? std::optional<LdSoCache>(std::move(*opened)) : std::nullopt).first;
+    }
+    return it->second ? &*it->second : nullptr;
   }
 
   const MachineDefaults& defaults_of(const ElfIdentity& identity) {
@@ -159,7 +176,10 @@ class Resolver {
   Expected<DependencyTree> run(const fs::path& file) {
     RUNPATCH_TRY(ElfInfo info, read_elf_info(file));
     identity_ = info.identity;
-    LoadedObject root{loader_view(file), std::make_shared<const ElfInfo>(std::move(info)), std::nullopt, 0};
+    std::string view = loader_view(file);
+    model_ = &state_.model_for(info, view);
+    tree_.loader = *model_;
+    LoadedObject root{std::move(view), std::make_shared<const ElfInfo>(std::move(info)), std::nullopt, 0};
     setup_defaults();
     tree_.objects.reserve(32);
     tree_.edges.reserve(64);
@@ -172,13 +192,14 @@ class Resolver {
     for (const auto& name : env_.preload) link(0, name, find(tree_, 0, name));
     for (size_t i = 0; i < tree_.objects.size(); ++i)
       for (const auto& name : tree_.objects[i].info->needed) link(i, name, find(tree_, i, name));
-    // dlopen searches with the calling object's own DT_RUNPATH, like a DT_NEEDED of it.
+    // glibc's dlopen searches with the calling object's own DT_RUNPATH, like
+    // a DT_NEEDED of it; musl's with the program's.
     size_t loaded = tree_.objects.size();
     for (size_t i = 0; i < loaded; ++i)
       for (const auto& dep : dlopen_dependencies(*tree_.objects[i].info)) {
         Resolution r;
         for (const auto& soname : dep.sonames) {
-          r = resolve(tree_, i, soname);
+          r = resolve(tree_, musl() ? 0 : i, soname);
           if (r.path) break;
         }
         DependencyEdge edge{i, std::move(r), std::nullopt, true, dep.feature};
@@ -200,19 +221,16 @@ class Resolver {
   Search find(const DependencyTree& tree, size_t requester, const std::string& name) {
     if (identity_.machine == 0) {
       identity_ = tree.objects[0].info->identity;
+      // This session's environment decides (it may read notes where the tree's did not).
+      model_ = &state_.model_for(*tree.objects[0].info, tree.objects[0].path);
+      for (size_t i = 1; i < tree.objects.size() && !interpreter_index_; ++i)
+        if (tree.objects[i].path == model_->interpreter) interpreter_index_ = i;
       setup_defaults();
     }
+    if (musl() && interpreter_index_ && is_musl_self(name)) return loaded_as(tree, *interpreter_index_, name);
     for (size_t i = 0; i < tree.objects.size() && i < names_.size(); ++i)
-      if (std::find(names_[i].begin(), names_[i].end(), name) != names_[i].end() || tree.objects[i].path == name) {
-        Search loaded;
-        Resolution& r = loaded.resolution;
-        r.name = name;
-        r.path = tree.objects[i].path;
-        r.via = FoundVia::AlreadyLoaded;
-        r.via_object = tree.objects[i].path;
-        loaded.loaded = i;
-        return loaded;
-      }
+      if (std::find(names_[i].begin(), names_[i].end(), name) != names_[i].end() || tree.objects[i].path == name)
+        return loaded_as(tree, i, name);
     if (!reusable(tree, requester)) return {search_all(tree, requester, name), std::nullopt, nullptr, std::nullopt};
     search_key_.resize(identity_key_size_);
     search_key_.append(tree.objects[requester].path).push_back('\0');
@@ -230,11 +248,39 @@ class Resolver {
     return known->second;
   }
 
+  static Search loaded_as(const DependencyTree& tree, size_t object, const std::string& name) {
+    Search loaded;
+    Resolution& r = loaded.resolution;
+    r.name = name;
+    r.path = tree.objects[object].path;
+    r.via = FoundVia::AlreadyLoaded;
+    r.via_object = tree.objects[object].path;
+    loaded.loaded = object;
+    return loaded;
+  }
+
+  bool musl() const { return model_->kind == LoaderKind::Musl; }
+
+  // musl's loader is also its libc: libc, libpthread, librt, libm, libdl,
+  // libutil and libxnet (any suffix after the dot) and its own name are it.
+  bool is_musl_self(const std::string& name) const {
+    if (name == model_->interpreter) return true;
+    if (name.rfind("lib", 0) != 0) return false;
+    for (std::string_view part : {"c.", "pthread.", "rt.", "m.", "dl.", "util.", "xnet."})
+      if (name.compare(3, part.size(), part) == 0) return true;
+    return false;
+  }
+
   // Whether what requester finds for a name depends on nothing but the
   // session, the root's identity and the requester (path and contents): not
   // when DT_RPATH of the loader chain takes part, nor when LD_LIBRARY_PATH
   // expands the root's $ORIGIN.
   bool reusable(const DependencyTree& tree, size_t requester) const {
+    if (musl()) {  // musl searches the runpath of every object up the loader chain
+      for (auto l = tree.objects[requester].loader; l; l = tree.objects[*l].loader)
+        if (tree.objects[*l].info->runpath || tree.objects[*l].info->rpath) return false;
+      return true;
+    }
     for (const auto& entry : env_.ld_library_path)
       if (entry.find('$') != std::string::npos) return false;
     if (tree.objects[requester].info->runpath) return true;
@@ -248,6 +294,7 @@ class Resolver {
     Resolution r;
     r.name = name;
     const LoadedObject& req = tree.objects[requester];
+    if (musl()) return search_musl(tree, requester, name, r);
     // Each search returns true once the name is found, unless every
     // candidate is wanted (then it goes on and only the first hit counts).
     if (name.find('/') != std::string::npos) {
@@ -266,7 +313,8 @@ class Resolver {
     if (search(env_.ld_library_path, tree.objects[0], name, Rule{"LD_LIBRARY_PATH", FoundVia::LdLibraryPath}, r))
       return r;
     if (req.info->runpath) {
-      const ResolutionCacheEntry* cached = env_.use_resolution_cache ? cached_locations(*req.info, name) : nullptr;
+      const ResolutionCacheEntry* cached =
+          model_->reads_resolution_cache_note ? cached_locations(*req.info, name) : nullptr;
       if (cached ? search_cached(*cached, req, name, r)
                  : search(split_runpath(*req.info->runpath), req, name, Rule{"runpath of", FoundVia::Runpath, &req.path}, r))
         return r;
@@ -278,12 +326,56 @@ class Resolver {
     return r;
   }
 
+  // musl's load_library: LD_LIBRARY_PATH, then the runpath (DT_RUNPATH, or
+  // DT_RPATH without one) of the requester and of each object up its loader
+  // chain, then musl's path; empty entries are skipped, no hwcaps, no cache,
+  // and the first file that opens ends the search (see probe).
+  Resolution& search_musl(const DependencyTree& tree, size_t requester, const std::string& name, Resolution& r) {
+    if (name.find('/') != std::string::npos) {
+      probe(name, Rule{"path in DT_NEEDED", FoundVia::DirectPath}, r);
+      return r;
+    }
+    if (search_plain(env_.ld_library_path, name, Rule{"LD_LIBRARY_PATH", FoundVia::LdLibraryPath}, r)) return r;
+    for (std::optional<size_t> l = requester; l; l = tree.objects[*l].loader) {
+      const LoadedObject& o = tree.objects[*l];
+      bool runpath = o.info->runpath.has_value();
+      const std::optional<std::string>& list = runpath ? o.info->runpath : o.info->rpath;
+      // musl expands $ORIGIN and ${ORIGIN} only; any other '$' voids the object's whole list.
+      if (!list || !only_origin_tokens(*list)) continue;
+      Rule rule = runpath ? Rule{"runpath of", FoundVia::Runpath, &o.path} : Rule{"rpath of", FoundVia::Rpath, &o.path};
+      if (search_plain(split_search_path_skipping_empty(expand_origin(*list, dirname_of(o.path))), name, rule, r))
+        return r;
+    }
+    search_plain(model_->default_dirs, name, Rule{"musl path from", FoundVia::DefaultDirs, &model_->default_dirs_source}, r);
+    return r;
+  }
+
+  static bool only_origin_tokens(const std::string& list) {
+    for (size_t at = list.find('$'); at != std::string::npos; at = list.find('$', at + 1))
+      if (list.compare(at, 7, "$ORIGIN") != 0 && list.compare(at, 9, "${ORIGIN}") != 0) return false;
+    return true;
+  }
+
+  static std::vector<std::string> split_search_path_skipping_empty(const std::string& list) {
+    std::vector<std::string> dirs;
+    for (auto& entry : split_search_path(list))
+      if (!entry.empty()) dirs.push_back(std::move(entry));
+    return dirs;
+  }
+
+  // Directories as they are: no tokens, no hwcaps; empty entries skipped (musl).
+  bool search_plain(const std::vector<std::string>& dirs, const std::string& name, const Rule& rule, Resolution& r) {
+    for (const auto& dir : dirs)
+      if (!dir.empty() && probe(dir + "/" + name, rule, r)) return true;
+    return false;
+  }
+
   void setup_defaults() {
-    interpreter_default_ = state_.defaults_of(identity_).interpreter;
     search_key_.clear();
     for (uint64_t field : {uint64_t(identity_.elf_class), uint64_t(identity_.byte_order), uint64_t(identity_.machine),
                            uint64_t(identity_.osabi), uint64_t(identity_.abiversion), uint64_t(identity_.flags)})
       search_key_.append(std::to_string(field)).push_back(',');
+    search_key_.append(model_->key()).push_back('\0');  // searches differ per loader model
     identity_key_size_ = search_key_.size();
   }
 
@@ -297,18 +389,22 @@ class Resolver {
     default_dirs_ = env_.default_dirs.value_or(defaults.default_dirs);
     platform_ = env_.platform.empty() ? defaults.platform : env_.platform;
     lib_ = env_.lib.empty() ? (defaults.multiarch.empty() ? "lib" : "lib/" + defaults.multiarch) : env_.lib;
+    if (model_->kind != LoaderKind::HostGlibc) {  // a glibc at its own prefix: no multiarch, its own lib directory
+      default_dirs_ = model_->default_dirs;
+      lib_ = "lib";
+    }
   }
 
   // The interpreter is mapped before anything else; its SONAME satisfies libc's DT_NEEDED on it.
   void load_interpreter() {
-    const auto& root = *tree_.objects[0].info;
-    std::string interp = root.interpreter.value_or(interpreter_default_);
+    const std::string& interp = model_->interpreter;
     if (interp.empty()) return;
     const auto& info = state_.info_of(host_path(interp));
     if (!info || !compatible(identity_, (*info)->identity)) return;
     tree_.objects.push_back({interp, *info, std::nullopt, 1});
     names_.push_back({});
-    if ((*info)->soname) names_.back().push_back(*(*info)->soname);
+    interpreter_index_ = tree_.objects.size() - 1;
+    if ((*info)->soname && !musl()) names_.back().push_back(*(*info)->soname);
     record_inode(tree_.objects.size() - 1, host_path(interp));
   }
 
@@ -335,7 +431,8 @@ class Resolver {
       } else if (found.info) {
         tree_.objects.push_back({*r.path, found.info, from, tree_.objects[from].depth + 1});
         names_.push_back({name});
-        if (found.info->soname) names_.back().push_back(*found.info->soname);
+        // musl knows an object by the name it was searched under, never by its SONAME.
+        if (found.info->soname && !musl()) names_.back().push_back(*found.info->soname);
         edge.to = tree_.objects.size() - 1;
         if (found.inode) inodes_.emplace_back(found.inode->first, found.inode->second, *edge.to);
       }
@@ -387,25 +484,18 @@ class Resolver {
     return false;
   }
 
+  // The model's cache; a missing or unreadable one is skipped, as the loader
+  // does (it never reads ld.so.conf: only ldconfig does).
   bool search_cache(const std::string& name, Resolution& r) {
-    if (!state_.cache_loaded) {
-      state_.cache_loaded = true;
-      fs::path cache_path = env_.ld_so_cache ? *env_.ld_so_cache : fs::path(host_path("/etc/ld.so.cache"));
-      if (auto opened = LdSoCache::open(cache_path)) {
-        state_.cache.emplace(std::move(*opened));
-      } else {
-        state_.conf_dirs = read_ld_so_conf(env_.root);  // no cache: what ldconfig would have put in it
-      }
-    }
-    if (state_.cache) {
-      auto entries = state_.cache_entries.find(std::string_view(name));
-      if (entries == state_.cache_entries.end()) entries = state_.cache_entries.emplace(name, state_.cache->lookup(name)).first;
-      for (const auto& entry : entries->second)  // the cache's own order decides
-        if (probe(entry.path, Rule{"ld.so.cache", FoundVia::LdSoCache}, r)) return true;
-      return false;
-    }
-    for (const auto& dir : state_.conf_dirs)
-      if (probe(dir + "/" + name, Rule{"ld.so.conf", FoundVia::LdSoCache}, r)) return true;
+    if (!model_->ld_so_cache) return false;
+    const LdSoCache* cache = state_.cache_at(*model_->ld_so_cache);
+    if (!cache) return false;
+    cache_key_.assign(model_->ld_so_cache->native()).push_back('\0');
+    cache_key_.append(name);
+    auto entries = state_.cache_entries.find(std::string_view(cache_key_));
+    if (entries == state_.cache_entries.end()) entries = state_.cache_entries.emplace(cache_key_, cache->lookup(name)).first;
+    for (const auto& entry : entries->second)  // the cache's own order decides
+      if (probe(entry.path, Rule{"ld.so.cache", FoundVia::LdSoCache}, r)) return true;
     return false;
   }
 
@@ -421,14 +511,14 @@ class Resolver {
     }
     const auto& loaded = state_.info_of(host);
     if (!loaded) {
-      attempt("not loadable: " + loaded.error().what);
-      return false;
+      attempt("not loadable: " + loaded.error().what + (musl() ? " (musl stops here)" : ""));
+      return musl();
     }
     const ElfInfo* info = loaded->get();
     if (!compatible(identity_, info->identity)) {
       attempt("wrong class or machine: " + std::string(info->identity.elf_class == ElfClass::Elf64 ? "ELF64 " : "ELF32 ") +
-              machine_name(info->identity.machine));
-      return false;
+              machine_name(info->identity.machine) + (musl() ? " (musl stops here)" : ""));
+      return musl();  // musl maps the first file that opens, and fails on a wrong one
     }
     if (r.path) {  // only when every candidate is wanted: the first hit stays the result
       attempt("also found");
@@ -441,7 +531,8 @@ class Resolver {
     return !env_.every_candidate;
   }
 
-  // Dynamic string tokens; an entry with $ORIGIN of an object without a known directory is dropped.
+  // Dynamic string tokens; an unknown one is kept as it is written, as glibc
+  // does (elf/dl-load.c, _dl_dst_substitute: "No DST we recognize").
   std::vector<std::string> expand(const std::string& entry, const LoadedObject& owner) {
     std::string out;
     for (size_t i = 0; i < entry.size();) {
@@ -469,7 +560,7 @@ class Resolver {
         out += platform_;
         i += n3;
       } else {
-        return {};  // unknown token: glibc ignores the whole entry
+        out += entry[i++];
       }
     }
     return {out};
@@ -510,8 +601,11 @@ class Resolver {
   std::string search_key_;  // reused: building the key allocates nothing after the first tree
   size_t identity_key_size_ = 0;  // search_key_ starts with the root identity
   ElfIdentity identity_{};
+  const LoaderModel* model_ = nullptr;  // owned by the session
+  std::optional<size_t> interpreter_index_;
+  std::string cache_key_;
   std::vector<std::string> default_dirs_;
-  std::string platform_, lib_, interpreter_default_;
+  std::string platform_, lib_;
   bool loader_facts_ready_ = false;
   bool host_root_ = env_.root.empty() || env_.root == "/";
 };

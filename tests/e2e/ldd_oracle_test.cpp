@@ -3,11 +3,9 @@
 // toolkit: the same libraries found at the same paths, the same ones missing.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <mutex>
-#include <set>
-#include <sstream>
 
+#include "loader_listing.hpp"
 #include "process.hpp"
 #include "runpatch/resolve.hpp"
 #include "runpatch/scan.hpp"
@@ -19,49 +17,12 @@ namespace fs = std::filesystem;
 
 const char* kHostLoader = "/lib64/ld-linux-x86-64.so.2";
 
-struct LoaderView {
-  std::map<std::string, std::string> found;  // name -> path
-  std::set<std::string> missing;
-};
-
-std::optional<LoaderView> ld_so_list(const fs::path& file) {
+std::optional<test::LoaderListing> ld_so_list(const fs::path& file) {
   auto r = test::run_command({"sh", "-c",
                               std::string("exec env -u LD_LIBRARY_PATH -u LD_PRELOAD ") + kHostLoader + " --list " +
                                   test::shell_quote(file.string()) + " 2>/dev/null"});
   if (r.exit_code != 0) return std::nullopt;
-  LoaderView view;
-  std::istringstream lines(r.output);
-  for (std::string line; std::getline(lines, line);) {
-    auto arrow = line.find(" => ");
-    if (arrow == std::string::npos) {
-      // A DT_NEEDED with a slash is listed by its expanded path alone; skip vdso and the loader.
-      auto start = line.find_first_not_of(" \t");
-      auto paren = line.find(" (0x");
-      if (start == std::string::npos || line[start] != '/' || paren == std::string::npos) continue;
-      std::string path = line.substr(start, paren - start);
-      if (path != kHostLoader) view.found[path] = path;
-      continue;
-    }
-    std::string name = line.substr(line.find_first_not_of(" \t"), arrow - line.find_first_not_of(" \t"));
-    std::string rest = line.substr(arrow + 4);
-    if (rest.rfind("not found", 0) == 0) view.missing.insert(name);
-    else view.found[name] = rest.substr(0, rest.find(" ("));
-  }
-  return view;
-}
-
-LoaderView ours(const DependencyTree& tree) {
-  LoaderView view;
-  for (const auto& e : tree.edges) {
-    if (e.dlopen) continue;  // ld.so --list shows DT_NEEDED only
-    if (!e.resolution.path) view.missing.insert(e.resolution.name);
-    else if (e.to && *e.to > 0 && e.resolution.via != FoundVia::AlreadyLoaded &&
-             tree.objects[*e.to].path != kHostLoader) {
-      bool has_slash = e.resolution.name.find('/') != std::string::npos;
-      view.found.emplace(has_slash ? *e.resolution.path : e.resolution.name, *e.resolution.path);
-    }
-  }
-  return view;
+  return test::parse_loader_listing(r.output, kHostLoader);
 }
 
 std::vector<fs::path> host_dynamic_files(const std::vector<fs::path>& roots) {
@@ -102,19 +63,7 @@ TEST(LddOracle, TreeMatchesTheLoaderOnEveryHostFile) {
       mismatches += files[i].string() + ": " + tree.error().message() + "\n";
       return;
     }
-    auto mine = ours(*tree);
-    if (mine.found != theirs->found || mine.missing != theirs->missing) {
-      mismatches += files[i].string() + ":";
-      for (const auto& [name, path] : theirs->found)
-        if (mine.found[name] != path) mismatches += " " + name + " ld.so=" + path + " runpatch=" + mine.found[name];
-      for (const auto& [name, path] : mine.found)
-        if (!theirs->found.count(name)) mismatches += " " + name + " only runpatch=" + path;
-      for (const auto& name : theirs->missing)
-        if (!mine.missing.count(name)) mismatches += " " + name + " missing for ld.so only";
-      for (const auto& name : mine.missing)
-        if (!theirs->missing.count(name)) mismatches += " " + name + " missing for runpatch only";
-      mismatches += "\n";
-    }
+    mismatches += test::listing_differences(files[i].string(), test::listing_of(*tree, kHostLoader), *theirs);
   });
   std::cout << "[ INFO ] compared " << compared << " files with ld.so --list (" << loader_refused
             << " refused by ld.so itself)\n";

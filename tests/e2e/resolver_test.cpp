@@ -279,13 +279,25 @@ TEST_F(ResolverTree, CacheGeneratedByLdconfigInAForeignRoot) {
     EXPECT_EQ(greet->resolution.via, FoundVia::LdSoCache);
     EXPECT_EQ(tree->objects[0].path, "/usr/bin/prog");
   }
-  // Without a cache, ld.so.conf is read (what ldconfig would have indexed).
-  fs::remove(root / "etc/ld.so.cache");
-  SearchEnvironment e;
-  e.root = root;
-  auto tree = resolve_tree(prog, e);
-  ASSERT_TRUE(tree);
-  EXPECT_EQ(edge(*tree, "libgreet.so")->resolution.path, std::optional<std::string>("/opt/vendor/lib/libgreet.so"));
+  // Without a cache the loader searches its default directories only: it
+  // never reads ld.so.conf (only ldconfig does), so /opt/vendor/lib is not searched.
+  for (bool empty_file : {false, true}) {
+    SCOPED_TRACE(empty_file ? "empty cache" : "no cache");
+    fs::remove(root / "etc/ld.so.cache");
+    if (empty_file) test::write_file(root / "etc/ld.so.cache", {});
+    SearchEnvironment e;
+    e.root = root;
+    auto tree = resolve_tree(prog, e);
+    ASSERT_TRUE(tree);
+    const auto* greet = edge(*tree, "libgreet.so");
+    ASSERT_TRUE(greet);
+    EXPECT_EQ(greet->resolution.path, std::nullopt);
+    for (const auto& attempt : greet->resolution.attempts) {
+      EXPECT_EQ(attempt.rule, "default path") << attempt.path;
+      EXPECT_EQ(attempt.path.rfind("/opt/vendor", 0), std::string::npos);
+    }
+    EXPECT_EQ(tree->loader.kind, LoaderKind::HostGlibc);
+  }
 }
 
 TEST_F(ResolverTree, EveryCandidateKeepsTheFirstHitAndRecordsTheShadowed) {

@@ -30,6 +30,7 @@ Command add_why_command(CLI::App& root) {
               fmt::print(stderr, "runpatch: {}\n", tree.error().message());
               return kExitProblem;
             }
+            if (!o->json) fmt::print("{}: {}\n", o->file, tree->loader.describe());
             std::vector<std::filesystem::path> dirs(o->search_dirs.begin(), o->search_dirs.end());
             nlohmann::json report = nlohmann::json::array();
             bool any = false, missing = false;
@@ -42,6 +43,7 @@ Command add_why_command(CLI::App& root) {
               if (o->json) {
                 auto j = resolution_json(r);
                 j["needed_by"] = tree->objects[edge.from].path;
+                j["loader"] = loader_model_json(tree->loader);
                 for (const auto& s : suggestions)
                   j["suggestions"].push_back({{"candidate", s.candidate}, {"verdict", s.verdict}, {"advice", s.advice}});
                 report.push_back(j);

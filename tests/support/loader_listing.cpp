@@ -1,0 +1,70 @@
+#include "loader_listing.hpp"
+
+#include <sstream>
+
+namespace runpatch::test {
+
+LoaderListing parse_loader_listing(const std::string& output, const std::string& loader) {
+  LoaderListing view;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    auto start = line.find_first_not_of(" \t");
+    if (start == std::string::npos) continue;
+    // A loader stops at the first library it cannot find (glibc's message, then musl's).
+    bool stopped = false;
+    for (std::string_view marker : {"error while loading shared libraries: ", "Error loading shared library "}) {
+      auto at = line.find(marker);
+      if (at == std::string::npos) continue;
+      auto name_at = at + marker.size();
+      view.missing.insert(line.substr(name_at, line.find(':', name_at) - name_at));
+      stopped = true;
+    }
+    if (stopped) continue;
+    auto arrow = line.find(" => ");
+    if (arrow == std::string::npos) {
+      // A DT_NEEDED with a slash is listed by its expanded path alone; skip vdso and the loader.
+      auto paren = line.find(" (0x");
+      if (line[start] != '/' || paren == std::string::npos) continue;
+      std::string path = line.substr(start, paren - start);
+      if (path != loader) view.found[path] = path;
+      continue;
+    }
+    std::string name = line.substr(start, arrow - start);
+    std::string rest = line.substr(arrow + 4);
+    if (rest.rfind("not found", 0) == 0) view.missing.insert(name);
+    else if (rest.substr(0, rest.find(" (")) != loader) view.found[name] = rest.substr(0, rest.find(" ("));
+  }
+  return view;
+}
+
+LoaderListing listing_of(const DependencyTree& tree, const std::string& loader) {
+  LoaderListing view;
+  for (const auto& e : tree.edges) {
+    if (e.dlopen) continue;  // --list shows DT_NEEDED only
+    if (!e.resolution.path) view.missing.insert(e.resolution.name);
+    else if (e.to && *e.to > 0 && e.resolution.via != FoundVia::AlreadyLoaded && tree.objects[*e.to].path != loader) {
+      bool has_slash = e.resolution.name.find('/') != std::string::npos;
+      view.found.emplace(has_slash ? *e.resolution.path : e.resolution.name, *e.resolution.path);
+    }
+  }
+  return view;
+}
+
+std::string listing_differences(const std::string& file, const LoaderListing& mine, const LoaderListing& theirs) {
+  if (mine.found == theirs.found && mine.missing == theirs.missing) return "";
+  std::string out = file + ":";
+  for (const auto& [name, path] : theirs.found) {
+    auto it = mine.found.find(name);
+    if (it == mine.found.end() || it->second != path)
+      out += " " + name + " loader=" + path + " runpatch=" + (it == mine.found.end() ? "" : it->second);
+  }
+  for (const auto& [name, path] : mine.found)
+    if (!theirs.found.count(name)) out += " " + name + " only runpatch=" + path;
+  for (const auto& name : theirs.missing)
+    if (!mine.missing.count(name)) out += " " + name + " missing for the loader only";
+  for (const auto& name : mine.missing)
+    if (!theirs.missing.count(name)) out += " " + name + " missing for runpatch only";
+  return out + "\n";
+}
+
+}  // namespace runpatch::test

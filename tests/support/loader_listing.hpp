@@ -1,0 +1,29 @@
+// What a real loader's `--list` (ldd) prints, and the same view of a resolved
+// tree, so the two can be compared name by name.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "runpatch/resolve.hpp"
+
+namespace runpatch::test {
+
+struct LoaderListing {
+  std::map<std::string, std::string> found;  // name (or the path, for a name with a slash) -> path
+  std::set<std::string> missing;
+};
+
+// glibc's `ld.so --list` or musl's ldd output; lines naming `loader` itself
+// are left out. A library the loader could not find is in `missing` (glibc
+// then lists nothing else: compare `missing` alone).
+LoaderListing parse_loader_listing(const std::string& output, const std::string& loader);
+
+// The DT_NEEDED edges of a tree as --list shows them (not dlopen, not the loader, not re-uses).
+LoaderListing listing_of(const DependencyTree& tree, const std::string& loader);
+
+// "" when equal; otherwise each difference, on one line starting with file.
+std::string listing_differences(const std::string& file, const LoaderListing& mine, const LoaderListing& theirs);
+
+}  // namespace runpatch::test
