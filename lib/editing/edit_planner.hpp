@@ -147,6 +147,7 @@ class EditPlanner {
   // The vn_file fields switch after the dynamic section does: until then the old name is right.
   void add_version_need_writes(EditPlan& plan) const {
     for (const auto& update : verneed_updates_) {
+      if (update.written_in_copy) continue;
       typename E::Word value;
       value = static_cast<uint32_t>(update.new_value);
       plan.writes.push_back({WritePhase::Commit, update.field_offset, bytes_of(std::span<const typename E::Word>(&value, 1)),
@@ -540,9 +541,10 @@ class EditPlanner {
       }
       if (reused > 0 && note.empty()) note = slot_note;
       if (reused < wanted) {
-        if (evacuate_after_table(phoff + phdr_table_size, wanted - reused, replaced_note, carried, evacuated_interp)) {
+        if (evacuate_after_table(phoff + phdr_table_size, wanted - reused, replaced_note, carried, evacuated_interp,
+                                 with_dynamic)) {
           grow_in_place = true;
-          join_note(note, "moved the interpreter string and notes after the program headers into the new segment");
+          join_note(note, "moved what followed the program headers (interpreter, notes, dynamic tables) into the new segment");
         } else {
           move_phdrs = true;
           join_note(note, "moved the program header table into the new segment");
@@ -558,6 +560,10 @@ class EditPlanner {
         if (ph.p_type == elf::PT_INTERP) interp_in_earlier = true;
         if (ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY) carry(carried, ph);
       }
+      for (const auto& t : movable_dynamic_tables())
+        if (covers(*segment, t.off, t.size) &&
+            std::none_of(carried.begin(), carried.end(), [&](const CarriedRange& c) { return c.off == t.off; }))
+          carried.push_back(t);
     }
     bool move_interp = interp_needs_room_ || interp_in_earlier || evacuated_interp;
     std::string interp_text = interp_changed_ ? new_interp_ : info_.interpreter.value_or("");
@@ -685,6 +691,8 @@ class EditPlanner {
 
     for (auto& e : placed.entries) {
       if (!with_dynamic) break;
+      for (const auto& c : carried)
+        if (c.dynamic_tag != 0 && e.tag == c.dynamic_tag) e.value = seg_vaddr + c.rel;
       if (e.tag == elf::DT_STRTAB) e.value = seg_vaddr + strtab_rel;
       if (e.tag == elf::DT_STRSZ) e.value = strtab.size();
       if (e.tag == elf::DT_MIPS_RLD_MAP_REL) {
@@ -741,6 +749,14 @@ class EditPlanner {
     if (move_interp) std::memcpy(tail.data() + interp_rel, interp_text.c_str(), interp_text.size() + 1);
     if (move_phdrs) std::memcpy(tail.data() + phdr_rel, phdrs.data(), phdrs.size() * sizeof(Phdr));
     for (const auto& c : carried) std::memcpy(tail.data() + c.rel, view_.bytes().data() + c.off, c.size);
+    // A version-need table that moved takes its new library names in the copy.
+    for (auto& update : verneed_updates_)
+      for (const auto& c : carried)
+        if (update.field_offset >= c.off && update.field_offset + 4 <= c.off + c.size) {
+          auto* field = struct_at<typename E::Word>(tail, c.rel + (update.field_offset - c.off));
+          *field = static_cast<uint32_t>(update.new_value);
+          update.written_in_copy = true;
+        }
     if (place_note) {
       tail.resize(note_off + note_bytes.size() - seg_off, 0);
       std::memcpy(tail.data() + (note_off - seg_off), note_bytes.data(), note_bytes.size());
@@ -915,8 +931,31 @@ class EditPlanner {
 
   struct CarriedRange {
     uint64_t off, size, align;
-    uint64_t rel = 0;  // place in the new segment
+    uint64_t rel = 0;          // place in the new segment
+    uint64_t dynamic_tag = 0;  // a table the dynamic section points at (DT_GNU_HASH ...); 0 for notes
   };
+
+  // Tables the loader finds only through the dynamic section: a copy in the
+  // new segment and a new address in its entry move them. Their sizes come from
+  // the section headers (none: not movable).
+  static constexpr uint64_t kMovableTableTags[] = {detail::DT_GNU_HASH, detail::DT_HASH, detail::DT_SYMTAB,
+                                                   0x6ffffff0 /*DT_VERSYM*/, detail::DT_VERNEED, detail::DT_VERDEF};
+
+  std::vector<CarriedRange> movable_dynamic_tables() const {
+    std::vector<CarriedRange> tables;
+    for (uint64_t tag : kMovableTableTags) {
+      auto vaddr = table_.find(tag);
+      if (!vaddr) continue;
+      for (const auto& sh : view_.shdrs())
+        if ((sh.sh_flags & elf::SHF_ALLOC) && sh.sh_type != elf::SHT_NOBITS && sh.sh_addr == *vaddr && sh.sh_size > 0 &&
+            view_.in_file(sh.sh_offset, sh.sh_size)) {
+          uint64_t align = std::clamp<uint64_t>(sh.sh_addralign, 1, 16);
+          tables.push_back({uint64_t(sh.sh_offset), uint64_t(sh.sh_size), align, 0, tag});
+          break;
+        }
+    }
+    return tables;
+  }
 
   static void carry(std::vector<CarriedRange>& carried, const Phdr& ph) {
     for (const auto& c : carried)
@@ -930,7 +969,7 @@ class EditPlanner {
   // segment (PT_INTERP, PT_NOTE and their sections follow), and the table
   // grows where it is, inside the first PT_LOAD, as binutils expects it.
   bool evacuate_after_table(uint64_t table_end, size_t entries, std::optional<uint64_t> replaced_note,
-                            std::vector<CarriedRange>& carried, bool& interp_moves) const {
+                            std::vector<CarriedRange>& carried, bool& interp_moves, bool with_dynamic) const {
     uint64_t need_end = table_end + entries * sizeof(Phdr);
     const Phdr* first_load = nullptr;
     for (const auto& ph : view_.phdrs())
@@ -942,21 +981,38 @@ class EditPlanner {
     auto movable = [](const Phdr& ph) {
       return ph.p_filesz > 0 && (ph.p_type == elf::PT_INTERP || ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY);
     };
+    // The dynamic strings move anyway when the dynamic section does; the tables it points at can follow.
+    std::vector<CarriedRange> tables;
+    if (with_dynamic) {
+      tables = movable_dynamic_tables();
+      tables.push_back({table_.strtab_offset, table_.strtab_size, 1, 0, elf::DT_STRTAB});
+    }
     std::vector<const Phdr*> chosen;
+    std::vector<const CarriedRange*> chosen_tables;
     uint64_t cover = table_end;
     while (cover < need_end) {
       const Phdr* next = nullptr;
       for (const auto& ph : view_.phdrs())
         if (movable(ph) && ph.p_offset >= cover && (!next || ph.p_offset < next->p_offset)) next = &ph;
-      if (!next || uint64_t(next->p_offset) > align_up(cover, 8)) return false;  // unknown bytes in between
-      for (const auto& ph : view_.phdrs())
-        if (movable(ph) && ph.p_offset == next->p_offset) chosen.push_back(&ph);
-      cover = std::max<uint64_t>(cover, uint64_t(next->p_offset) + uint64_t(next->p_filesz));
+      const CarriedRange* next_table = nullptr;
+      for (const auto& t : tables)
+        if (t.off >= cover && (!next_table || t.off < next_table->off)) next_table = &t;
+      uint64_t next_at = std::min(next ? uint64_t(next->p_offset) : UINT64_MAX, next_table ? next_table->off : UINT64_MAX);
+      if (next_at == UINT64_MAX || next_at > align_up(cover, 16)) return false;  // unknown bytes in between
+      if (next && uint64_t(next->p_offset) == next_at) {
+        for (const auto& ph : view_.phdrs())
+          if (movable(ph) && ph.p_offset == next->p_offset) chosen.push_back(&ph);
+        cover = std::max<uint64_t>(cover, uint64_t(next->p_offset) + uint64_t(next->p_filesz));
+      } else {
+        chosen_tables.push_back(next_table);
+        cover = std::max<uint64_t>(cover, next_table->off + next_table->size);
+      }
     }
     auto moved_range = [&](uint64_t off, uint64_t size) {
-      return std::any_of(chosen.begin(), chosen.end(), [&](const Phdr* ph) {
-        return off >= ph->p_offset && off + size <= uint64_t(ph->p_offset) + uint64_t(ph->p_filesz);
-      });
+      auto inside = [&](uint64_t begin, uint64_t length) { return off >= begin && off + size <= begin + length; };
+      return std::any_of(chosen.begin(), chosen.end(), [&](const Phdr* ph) { return inside(ph->p_offset, ph->p_filesz); }) ||
+             std::any_of(chosen_tables.begin(), chosen_tables.end(),
+                         [&](const CarriedRange* t) { return inside(t->off, t->size); });
     };
     // Nothing else may live in the freed bytes.
     for (const auto& sh : view_.shdrs()) {
@@ -975,6 +1031,8 @@ class EditPlanner {
       if (ph->p_type == elf::PT_INTERP) interp_moves = true;
       else if (!is_replaced_note(*ph, replaced_note)) carry(carried, *ph);
     }
+    for (const CarriedRange* t : chosen_tables)
+      if (t->dynamic_tag != elf::DT_STRTAB) carried.push_back(*t);  // the strings are placed anyway
     return true;
   }
 
@@ -1020,7 +1078,7 @@ class EditPlanner {
       else if (move_interp && interp && sh.sh_type == elf::SHT_PROGBITS && sh.sh_offset == interp->p_offset &&
                (sh.sh_flags & elf::SHF_ALLOC))
         move(i, interp_rel, interp_size);
-      else if (sh.sh_type == elf::SHT_NOTE)
+      else if ((sh.sh_flags & elf::SHF_ALLOC) && sh.sh_type != elf::SHT_NOBITS && sh.sh_size > 0)
         for (const auto& c : carried)
           if (sh.sh_offset >= c.off && uint64_t(sh.sh_offset) + uint64_t(sh.sh_size) <= c.off + c.size) {
             move(i, c.rel + (uint64_t(sh.sh_offset) - c.off), sh.sh_size);
@@ -1041,6 +1099,7 @@ class EditPlanner {
     uint64_t field_offset;  // of vn_file
     std::string text;       // the library it must name
     uint64_t new_value;     // string offset, once placed
+    bool written_in_copy = false;  // its table moved into the new segment
   };
   std::vector<VersionNeedUpdate> verneed_updates_;
   std::vector<std::string> warnings_;

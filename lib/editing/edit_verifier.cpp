@@ -80,6 +80,19 @@ std::vector<Range> merged(std::vector<Range> ranges) {
   return out;
 }
 
+// Tables the editor may move into the new segment (their dynamic entry then points there).
+constexpr uint64_t kMovableTableTags[] = {detail::DT_GNU_HASH, detail::DT_HASH, detail::DT_SYMTAB,
+                                          0x6ffffff0 /*DT_VERSYM*/, detail::DT_VERNEED, detail::DT_VERDEF};
+
+// The section a dynamic entry's address starts, if the file has section headers.
+template <class E>
+const elf::Shdr<E>* section_at_address(const ElfView<E>& view, uint64_t vaddr) {
+  for (const auto& sh : view.shdrs())
+    if ((sh.sh_flags & elf::SHF_ALLOC) && sh.sh_type != elf::SHT_NOBITS && sh.sh_addr == vaddr && sh.sh_size > 0)
+      return &sh;
+  return nullptr;
+}
+
 template <class E>
 class WritableRegions {
   using Phdr = elf::Phdr<E>;
@@ -89,7 +102,11 @@ class WritableRegions {
  public:
   WritableRegions(const ElfView<E>& view, const DynamicTable<E>& table) : view_(view), table_(table) {}
 
-  Expected<std::vector<Range>> collect() {
+  // moved: tables whose dynamic entry the result points elsewhere; their old bytes are free.
+  Expected<std::vector<Range>> collect(const std::vector<uint64_t>& moved) {
+    for (uint64_t tag : moved)
+      if (auto vaddr = table_.find(tag))
+        if (const auto* sh = section_at_address(view_, *vaddr)) add(sh->sh_offset, sh->sh_size);
     const auto& eh = view_.ehdr();
     add(0, sizeof(elf::Ehdr<E>));
     add(eh.e_phoff, view_.phdrs().size() * sizeof(Phdr));
@@ -143,8 +160,9 @@ class WritableRegions {
 };
 
 template <class E>
-Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const EditPlan& plan) {
-  RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect());
+Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& old_table,
+                           const std::vector<uint64_t>& moved_tables, const EditPlan& plan) {
+  RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect(moved_tables));
   uint64_t old_size = old_view.size();
   for (const auto& w : plan.writes) {
     if (w.bytes.empty() || w.offset >= old_size) continue;
@@ -263,7 +281,10 @@ Expected<std::pair<TagValues, TagTexts>> fixed_entries(const ElfView<E>& view, c
   std::pair<TagValues, TagTexts> out;
   for (const auto& d : table.entries()) {
     uint64_t tag = d.d_tag, value = d.d_val;
-    if (tag == elf::DT_STRTAB || tag == elf::DT_STRSZ || tag == elf::DT_MIPS_RLD_MAP_REL || is_edited_tag(tag)) continue;
+    bool movable = std::find(std::begin(kMovableTableTags), std::end(kMovableTableTags), tag) != std::end(kMovableTableTags);
+    if (tag == elf::DT_STRTAB || tag == elf::DT_STRSZ || tag == elf::DT_MIPS_RLD_MAP_REL || is_edited_tag(tag) ||
+        movable)
+      continue;
     if (!is_string_tag(tag)) {
       out.first.emplace_back(tag, value);
       continue;
@@ -288,6 +309,50 @@ NoteSet notes_of(const ElfView<E>& view) {
   for_each_note(view, take, elf::PT_NOTE);
   for_each_note(view, take, elf::PT_GNU_PROPERTY);
   return notes;
+}
+
+// Tags whose table the result has at another address.
+template <class E>
+std::vector<uint64_t> moved_tables(const DynamicTable<E>& old_table, const DynamicTable<E>& new_table) {
+  std::vector<uint64_t> moved;
+  for (uint64_t tag : kMovableTableTags) {
+    auto before = old_table.find(tag), after = new_table.find(tag);
+    if (before.has_value() != after.has_value() || (before && *before != *after)) moved.push_back(tag);
+  }
+  return moved;
+}
+
+// A moved table holds the same bytes at its new address (vn_file fields aside:
+// replace-needed renames them, and the version-need check compares their text).
+template <class E>
+Status check_moved_tables(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const ElfView<E>& new_view,
+                          const DynamicTable<E>& new_table, const std::vector<uint64_t>& moved) {
+  const std::string& path = old_view.path();
+  for (uint64_t tag : moved) {
+    std::string field = fmt::format("the table of dynamic tag {:#x}", tag);
+    auto before = old_table.find(tag), after = new_table.find(tag);
+    if (!before || !after) return verification_error(path, field, "appeared or disappeared");
+    const auto* sh = section_at_address(old_view, *before);
+    if (!sh) return verification_error(path, field, "moved, but its size is unknown (no section header)");
+    uint64_t size = sh->sh_size;
+    RUNPATCH_TRY(uint64_t new_off, new_view.offset_of_vaddr(*after, size, field));
+    const uint8_t* old_bytes = old_view.data_at(sh->sh_offset, size);
+    const uint8_t* new_bytes = new_view.data_at(new_off, size);
+    if (!old_bytes || !new_bytes) return verification_error(path, field, "cannot be read");
+    std::vector<uint8_t> a(old_bytes, old_bytes + size), b(new_bytes, new_bytes + size);
+    if (tag == detail::DT_VERNEED) {
+      detail::StringRefCollector<E> refs(old_view, old_table);
+      RUNPATCH_CHECK(refs.walk_verneed(
+          [&](uint64_t field_offset, uint64_t) -> Status {
+            uint64_t at = field_offset - uint64_t(sh->sh_offset);
+            if (at + 4 <= size) std::fill_n(a.begin() + at, 4, 0), std::fill_n(b.begin() + at, 4, 0);
+            return {};
+          },
+          [](uint64_t) -> Status { return {}; }));
+    }
+    if (a != b) return verification_error(path, field, "does not hold the same bytes at its new address");
+  }
+  return {};
 }
 
 template <class E>
@@ -341,12 +406,14 @@ Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const 
   const std::string& path = old_view.path();
   RUNPATCH_TRY(auto old_table, read_dynamic(old_view));
   if (!old_table) return {};  // the planner refuses such files before a plan exists
-  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, plan));
   RUNPATCH_TRY(ElfInfo after, read_elf_info(result));
   RUNPATCH_CHECK(check_facts(path, before, after, expected, request, plan));
   RUNPATCH_TRY(auto new_view, ElfView<E>::parse(result));
   RUNPATCH_TRY(auto new_table, read_dynamic(new_view));
   if (!new_table) return verification_error(path, "the dynamic section", "is gone");
+  auto moved = moved_tables(*old_table, *new_table);
+  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, moved, plan));
+  RUNPATCH_CHECK(check_moved_tables(old_view, *old_table, new_view, *new_table, moved));
   RUNPATCH_CHECK(check_loads(old_view, *old_table, new_view));
   RUNPATCH_CHECK(check_mapped_in_place(old_view, new_view, after));
   return check_dynamic(old_view, *old_table, new_view, *new_table, expected);
