@@ -9,6 +9,8 @@
 #include "readelf_oracle.hpp"
 #include "synthetic_elf.hpp"
 
+#include <fstream>
+
 namespace runpatch {
 namespace {
 
@@ -50,7 +52,7 @@ TEST_F(PatchelfCompat, UsageAndMissingFiles) {
   auto ours = run_command({kOurs, "--print-rpath", "/nonexistent/x"}, true);
   EXPECT_EQ(ours.exit_code, theirs.exit_code);
   EXPECT_EQ(ours.output, theirs.output);
-  EXPECT_EQ(run_command({kOurs, "--version"}).output.rfind("patchelf 0.18.0", 0), 0u);
+  EXPECT_EQ(run_command({kOurs, "--version"}).output.rfind("patchelf 0.19.0", 0), 0u);
   EXPECT_EQ(run_command({kOurs, "--output", "x", "a", "b"}, true).exit_code, 1);
 }
 
@@ -102,6 +104,480 @@ TEST_F(PatchelfCompat, EditsAgreeWithPatchelf) {
           << what;
     }
   }
+}
+
+// ---- patchelf 0.19 options: error paths, read-only options, fixed-size edits ----
+
+void write_text(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
+
+test::CommandResult ours(std::vector<std::string> args) {
+  args.insert(args.begin(), kOurs);
+  return run_command(args, true);
+}
+
+// The flags readelf prints for PT_GNU_STACK ("RW", "RWE"), "" without one.
+std::string readelf_stack_flags(const fs::path& file) {
+  auto out = run_command({"readelf", "-lW", file.string()}).output;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string type, word, flags;
+    words >> type;
+    if (type != "GNU_STACK") continue;
+    for (int i = 0; i < 5; ++i) words >> word;  // offset vaddr paddr filesz memsz
+    // The flags column ("RW ", "RWE") may split into words; the alignment follows.
+    while (words >> word && word.rfind("0x", 0) != 0) flags += word;
+    return flags;
+  }
+  return "";
+}
+
+// The dynamic symbol lines readelf prints for name (with their @version, if any).
+std::string readelf_dynsym(const fs::path& file, const std::string& name) {
+  auto out = run_command({"readelf", "--dyn-syms", "-W", file.string()}).output;
+  std::istringstream lines(out);
+  std::string found;
+  for (std::string line; std::getline(lines, line);) {
+    std::string last = line.substr(line.find_last_of(' ') + 1);
+    if (last == name || last.rfind(name + "@", 0) == 0) found += last + "\n";
+  }
+  return found;
+}
+
+// Error paths that Debian's patchelf also has: same exit status, same message.
+TEST_F(PatchelfCompat, ErrorPathsMatchPatchelf) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_errors");
+  fs::copy_file(host.dir / "prog-pie", dir / "prog");
+  write_text(dir / "short", "hello\n");
+  write_text(dir / "text", std::string(200, 'x'));
+  auto relocatable = test::read_file(host.dir / "prog-pie");
+  relocatable[16] = 1;  // e_type = ET_REL (little-endian host fixture)
+  test::write_file(dir / "relocatable", relocatable);
+  std::string prog = (dir / "prog").string();
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"--set-rpath"},
+      {"--replace-needed", "a"},
+      {"--page-size", "0", prog},
+      {"--page-size", "abc", prog},
+      {"--print-rpath", (dir / "missing").string()},
+      {"--print-rpath", (dir / "short").string()},
+      {"--print-rpath", (dir / "text").string()},
+      {"--print-rpath", (dir / "relocatable").string()},
+      {"--set-rpath", "/a", "--add-rpath", "/b", prog},
+      {"--set-rpath", "@" + (dir / "missing-value").string(), prog},
+      {"--output", (dir / "x").string(), prog, prog},
+      {"--print-rpath"},
+      {"--print-rpath", (host.dir / "prog-static").string()},
+      {"--set-rpath", "/x", (host.dir / "prog-static").string()},
+  };
+  for (const auto& args : cases) {
+    std::vector<std::string> theirs_cmd = {"patchelf"}, ours_cmd = {kOurs};
+    theirs_cmd.insert(theirs_cmd.end(), args.begin(), args.end());
+    ours_cmd.insert(ours_cmd.end(), args.begin(), args.end());
+    auto theirs = run_command(theirs_cmd, true), mine = run_command(ours_cmd, true);
+    std::string what = fmt::format("{}", fmt::join(args, " "));
+    EXPECT_EQ(mine.exit_code, theirs.exit_code) << what << "\n" << mine.output << theirs.output;
+    // The usage text differs (ours lists every 0.19 option); every other message is patchelf's.
+    if (!args.empty()) {
+      EXPECT_EQ(mine.output, theirs.output) << what;
+    }
+  }
+}
+
+// What patchelf 0.19 answers but Debian's patchelf (0.14) does not know: written expectations.
+TEST_F(PatchelfCompat, ErrorPathsOfNewerOptions) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_new_errors");
+  fs::copy_file(host.dir / "prog-pie", dir / "prog");
+  write_text(dir / "one-word.map", "old_name\n");
+  write_text(dir / "twice.map", "a b\na c\n");
+  write_text(dir / "versioned.map", "a@V1 b\n");
+  std::string prog = (dir / "prog").string(), map = (dir / "one-word.map").string();
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string output;
+  };
+  const std::vector<Case> cases = {
+      {{"--frobnicate", prog}, 1, "patchelf: unrecognized option '--frobnicate'\n"},
+      {{"-x", prog}, 1, "patchelf: unrecognized option '-x'\n"},
+      {{"--set-os-abi", "plan9", prog}, 1, "patchelf: unrecognized OS ABI\n"},
+      {{"--set-os-abi"}, 1, "patchelf: missing argument\n"},
+      {{"--clear-symbol-version"}, 1, "patchelf: missing argument\n"},
+      {{"--rename-dynamic-symbols"}, 1, "patchelf: missing argument\n"},
+      {{"--rename-dynamic-symbols", (dir / "no.map").string(), prog}, 1,
+       "patchelf: Cannot open map file " + (dir / "no.map").string() + ": No such file or directory\n"},
+      {{"--rename-dynamic-symbols", map, prog}, 1, "patchelf: " + map + ":1: Map file line is missing the second element\n"},
+      {{"--rename-dynamic-symbols", (dir / "twice.map").string(), prog}, 1,
+       "patchelf: " + (dir / "twice.map").string() + ":2: Name 'a' appears twice in the map file\n"},
+      {{"--rename-dynamic-symbols", (dir / "versioned.map").string(), prog}, 1,
+       "patchelf: " + (dir / "versioned.map").string() + ":1: Name pair contains version tag: a@V1 b\n"},
+      {{"--print-os-abi", (dir / "missing").string()}, 1,
+       "patchelf: getting info about '" + (dir / "missing").string() + "': No such file or directory\n"},
+      {{"--add-debug-tag", (host.dir / "prog-static").string()}, 1,
+       "patchelf: cannot find section '.dynamic'. The input file is most likely statically linked\n"},
+      {{"--help"}, 0, ""},
+      {{"--version"}, 0, ""},
+  };
+  for (const auto& c : cases) {
+    auto r = ours(c.args);
+    std::string what = fmt::format("{}", fmt::join(c.args, " "));
+    EXPECT_EQ(r.exit_code, c.exit_code) << what << "\n" << r.output;
+    if (!c.output.empty()) {
+      EXPECT_EQ(r.output, c.output) << what;
+    }
+  }
+  // A well-formed map is accepted, and the edit refused: not implemented yet.
+  write_text(dir / "good.map", "greet hello\n");
+  auto rename = ours({"--rename-dynamic-symbols", (dir / "good.map").string(), prog});
+  EXPECT_EQ(rename.exit_code, 1);
+  EXPECT_NE(rename.output.find("not supported yet"), std::string::npos) << rename.output;
+}
+
+// Every option of patchelf 0.19 is known: none is taken for a file name, and --help names each.
+TEST_F(PatchelfCompat, EveryPatchelf019OptionIsAccepted) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_every_option");
+  auto help = ours({"--help"}).output;
+  const std::vector<std::vector<std::string>> options = {
+      {"--set-interpreter", "/lib64/ld-linux-x86-64.so.2"}, {"--interpreter", "/lib64/ld-linux-x86-64.so.2"},
+      {"--page-size", "4096"}, {"--print-interpreter"}, {"--print-os-abi"}, {"--set-os-abi", "linux"},
+      {"--print-soname"}, {"--set-soname", "libx.so"}, {"--set-rpath", "/a"}, {"--add-rpath", "/b"},
+      {"--remove-rpath"}, {"--shrink-rpath"}, {"--allowed-rpath-prefixes", "/nix"}, {"--print-rpath"},
+      {"--force-rpath"}, {"--add-needed", "libm.so.6"}, {"--remove-needed", "libm.so.6"},
+      {"--replace-needed", "libm.so.6", "libm.so.6"}, {"--print-needed"}, {"--no-default-lib"}, {"--no-sort"},
+      {"--clear-symbol-version", "printf"}, {"--add-debug-tag"}, {"--print-execstack"}, {"--clear-execstack"},
+      {"--set-execstack"}, {"--no-clobber-old-sections"}, {"--output", (dir / "out").string()}, {"--debug"},
+      {"--build-resolution-cache"},
+  };
+  int number = 0;
+  for (const auto& option : options) {
+    EXPECT_NE(help.find(option[0]), std::string::npos) << option[0] << " is missing from --help";
+    fs::path file = dir / ("f" + std::to_string(number++));
+    fs::copy_file(host.dir / "prog-pie", file);
+    auto args = option;
+    args.push_back(file.string());
+    auto r = ours(args);
+    EXPECT_EQ(r.exit_code, 0) << option[0] << ": " << r.output;
+    EXPECT_EQ(r.output.find("getting info about '--"), std::string::npos) << option[0];
+  }
+  for (const char* word : {"--rename-dynamic-symbols", "--version", "--help"})
+    EXPECT_NE(help.find(word), std::string::npos) << word;
+}
+
+// `@file` values are the file's whole contents (a trailing newline included), as patchelf reads them.
+TEST_F(PatchelfCompat, AtFileArgumentsMatchPatchelf) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_at_file");
+  write_text(dir / "rpath", "/from/a/file");
+  write_text(dir / "rpath-newline", "/from/a/file\n");
+  write_text(dir / "needed", "libm.so.6");
+  const std::vector<std::vector<std::string>> edits = {
+      {"--set-rpath", "@" + (dir / "rpath").string()},
+      {"--set-rpath", "@" + (dir / "rpath-newline").string()},
+      {"--add-rpath", "@" + (dir / "rpath").string()},
+      {"--add-needed", "@" + (dir / "needed").string()},
+      {"--set-interpreter", "@" + (dir / "rpath").string()},
+  };
+  int number = 0;
+  for (const auto& edit : edits) {
+    fs::path theirs_file = dir / ("theirs" + std::to_string(number)), ours_file = dir / ("ours" + std::to_string(number));
+    ++number;
+    fs::copy_file(host.dir / "prog-pie", theirs_file);
+    fs::copy_file(host.dir / "prog-pie", ours_file);
+    std::vector<std::string> theirs_cmd = {"patchelf"}, ours_cmd = {kOurs};
+    for (const auto& a : edit) theirs_cmd.push_back(a), ours_cmd.push_back(a);
+    theirs_cmd.push_back(theirs_file.string());
+    ours_cmd.push_back(ours_file.string());
+    std::string what = fmt::format("{}", fmt::join(edit, " "));
+    ASSERT_EQ(run_command(ours_cmd, true).exit_code, run_command(theirs_cmd, true).exit_code) << what;
+    for (const char* print : {"--print-rpath", "--print-needed", "--print-interpreter"})
+      EXPECT_EQ(run_command({"patchelf", print, ours_file.string()}).output,
+                run_command({"patchelf", print, theirs_file.string()}).output)
+          << what << " " << print;
+  }
+}
+
+// --no-default-lib and --clear-symbol-version, which Debian's patchelf has: the same result.
+TEST_F(PatchelfCompat, FlagAndVersionEditsMatchPatchelf) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_flags");
+  struct Case {
+    std::vector<std::string> edit;
+    std::string file;
+  };
+  const std::vector<Case> cases = {
+      {{"--no-default-lib"}, "prog-pie"},           // DT_FLAGS_1 there: the bit is added
+      {{"--no-default-lib"}, "lib/libgreet.so"},    // no DT_FLAGS_1: a spare DT_NULL slot takes it
+      {{"--no-default-lib"}, "prog-nodeflib"},      // already set
+      {{"--clear-symbol-version", "printf"}, "prog-pie"},
+      {{"--clear-symbol-version", "printf", "--clear-symbol-version", "__cxa_finalize"}, "prog-nopie"},
+      {{"--clear-symbol-version", "no_such_symbol"}, "prog-pie"},
+  };
+  int number = 0;
+  for (const auto& c : cases) {
+    fs::path theirs_file = dir / ("theirs" + std::to_string(number)), ours_file = dir / ("ours" + std::to_string(number));
+    ++number;
+    fs::copy_file(host.dir / c.file, theirs_file);
+    fs::copy_file(host.dir / c.file, ours_file);
+    std::vector<std::string> theirs_cmd = {"patchelf"}, ours_cmd = {kOurs};
+    for (const auto& a : c.edit) theirs_cmd.push_back(a), ours_cmd.push_back(a);
+    theirs_cmd.push_back(theirs_file.string());
+    ours_cmd.push_back(ours_file.string());
+    std::string what = fmt::format("{} on {}", fmt::join(c.edit, " "), c.file);
+    auto theirs = run_command(theirs_cmd, true), mine = run_command(ours_cmd, true);
+    ASSERT_EQ(mine.exit_code, theirs.exit_code) << what << "\n" << mine.output << theirs.output;
+    auto a = test::readelf_facts(theirs_file), b = test::readelf_facts(ours_file);
+    ASSERT_TRUE(a && b) << what;
+    EXPECT_EQ(b->flags_1, a->flags_1) << what;
+    for (const char* symbol : {"printf", "__cxa_finalize", "__libc_start_main"})
+      EXPECT_EQ(readelf_dynsym(ours_file, symbol), readelf_dynsym(theirs_file, symbol)) << what << " " << symbol;
+    EXPECT_EQ(test::readelf_warnings(ours_file), "") << what;
+  }
+}
+
+// patchelf's OS ABI names and aliases, as data: what --set-os-abi takes, the byte, what --print-os-abi says.
+TEST_F(PatchelfCompat, OsAbiNamesAndAliases) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_osabi");
+  struct Case {
+    std::string name;
+    uint8_t value;
+    std::string printed;
+  };
+  const std::vector<Case> cases = {
+      {"System V", 0, "System V"}, {"system-v", 0, "System V"}, {"sysv", 0, "System V"},
+      {"HP-UX", 1, "HP-UX"},       {"NetBSD", 2, "NetBSD"},     {"Linux", 3, "Linux"},
+      {"gnu", 3, "Linux"},         {"  LINUX ", 3, "Linux"},    {"GNU Hurd", 4, "GNU Hurd"},
+      {"gnu-hurd", 4, "GNU Hurd"}, {"hurd", 4, "GNU Hurd"},     {"Solaris", 6, "Solaris"},
+      {"AIX", 7, "AIX"},           {"IRIX", 8, "IRIX"},         {"FreeBSD", 9, "FreeBSD"},
+      {"Tru64", 10, "Tru64"},      {"OpenBSD", 12, "OpenBSD"},  {"OpenVMS", 13, "OpenVMS"},
+  };
+  fs::path file = dir / "prog";
+  fs::copy_file(host.dir / "prog-pie", file);
+  for (const auto& c : cases) {
+    auto r = ours({"--set-os-abi", c.name, file.string()});
+    ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.output;
+    EXPECT_EQ(test::read_file(file).at(7), c.value) << c.name;
+    EXPECT_EQ(ours({"--print-os-abi", file.string()}).output, c.printed + "\n") << c.name;
+  }
+  // A value patchelf has no name for is printed in hex.
+  auto bytes = test::read_file(file);
+  bytes[7] = 0x61;
+  test::write_file(file, bytes);
+  EXPECT_EQ(ours({"--print-os-abi", file.string()}).output, "0x61\n");
+  // Setting the value the file has already writes nothing.
+  auto before = test::read_file(host.dir / "prog-pie");
+  fs::copy_file(host.dir / "prog-pie", dir / "same");
+  EXPECT_EQ(ours({"--set-os-abi", "sysv", (dir / "same").string()}).exit_code, 0);
+  EXPECT_EQ(test::read_file(dir / "same"), before);
+}
+
+// --print-execstack/--set-execstack/--clear-execstack, following patchelf's modify-execstack test:
+// set, set again (no-op), clear gives back the original bytes.
+TEST_F(PatchelfCompat, ExecstackRoundTrips) {
+  for (const auto& arch : test::fixture_arches()) {
+    fs::path dir = test::scratch_dir("patchelf_execstack_" + arch.name);
+    for (const char* name : {"prog-pie", "lib/libgreet.so"}) {
+      fs::path file = dir / fs::path(name).filename();
+      fs::copy_file(arch.dir / name, file);
+      auto original = test::read_file(file);
+      std::string what = arch.name + " " + name;
+      if (readelf_stack_flags(file).empty()) {
+        // ppc64 (ELFv1) links without PT_GNU_STACK: patchelf would add a program header; we refuse, untouched.
+        EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: ?\n") << what;
+        for (const char* option : {"--set-execstack", "--clear-execstack"}) {
+          auto r = ours({option, file.string()});
+          EXPECT_EQ(r.exit_code, 1) << what << " " << option;
+          EXPECT_NE(r.output.find("not supported yet"), std::string::npos) << r.output;
+        }
+        EXPECT_EQ(test::read_file(file), original) << what;
+        continue;
+      }
+      EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: -\n") << what;
+      EXPECT_EQ(ours({"--clear-execstack", file.string()}).exit_code, 0) << what;
+      EXPECT_EQ(test::read_file(file), original) << what << ": a no-op clear changed bytes";
+      EXPECT_EQ(ours({"--set-execstack", file.string()}).exit_code, 0) << what;
+      EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: X\n") << what;
+      EXPECT_NE(readelf_stack_flags(file).find('E'), std::string::npos) << what;
+      EXPECT_NE(test::read_file(file), original) << what;
+      EXPECT_EQ(ours({"--set-execstack", file.string()}).exit_code, 0) << what;
+      // --print-execstack wins over --clear-execstack, as in patchelf: nothing changes.
+      EXPECT_EQ(ours({"--print-execstack", "--clear-execstack", file.string()}).output, "execstack: X\n") << what;
+      EXPECT_EQ(ours({"--clear-execstack", file.string()}).exit_code, 0) << what;
+      EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: -\n") << what;
+      EXPECT_EQ(test::read_file(file), original) << what << ": set then clear is not the original";
+    }
+  }
+}
+
+// Without PT_GNU_STACK patchelf prints '?' and adds one; we turn a PT_NULL entry into it, or refuse.
+TEST_F(PatchelfCompat, ExecstackWithoutGnuStack) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_execstack_none");
+  auto bytes = test::read_file(host.dir / "prog-pie");
+  uint64_t phoff = 0, phnum = 0;
+  std::memcpy(&phoff, &bytes[32], 8);
+  std::memcpy(&phnum, &bytes[56], 2);
+  std::optional<uint64_t> stack_entry;
+  for (uint64_t i = 0; i < phnum; ++i) {
+    uint32_t type = 0;
+    std::memcpy(&type, &bytes[phoff + i * 56], 4);
+    if (type == 0x6474e551) stack_entry = phoff + i * 56;
+  }
+  ASSERT_TRUE(stack_entry);
+  struct Case {
+    uint32_t replaced_type;
+    int exit_code;
+    std::string printed_after;
+  };
+  // PT_NULL: a free entry, becomes PT_GNU_STACK. PT_LOOS: nothing to take, the edit is refused.
+  for (const Case& c : {Case{0, 0, "execstack: X\n"}, Case{0x60000000, 1, "execstack: ?\n"}}) {
+    auto changed = bytes;
+    test::poke(changed, *stack_entry, 4, false, c.replaced_type);
+    fs::path file = dir / fmt::format("prog-{:x}", c.replaced_type);
+    test::write_file(file, changed);
+    fs::permissions(file, fs::perms::owner_all);
+    EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: ?\n");
+    auto r = ours({"--set-execstack", file.string()});
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.output;
+    if (c.exit_code) {
+      EXPECT_NE(r.output.find("not supported yet"), std::string::npos) << r.output;
+      EXPECT_EQ(test::read_file(file), changed);
+    }
+    EXPECT_EQ(ours({"--print-execstack", file.string()}).output, c.printed_after);
+  }
+}
+
+// --add-debug-tag and --no-default-lib need a DT_NULL slot when the tag is absent.
+TEST_F(PatchelfCompat, DynamicTagsUseSpareSlotsOrRefuse) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_debug_tag");
+  fs::copy_file(host.dir / "lib/libgreet.so", dir / "libgreet.so");
+  auto r = ours({"--add-debug-tag", (dir / "libgreet.so").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(run_command({"readelf", "-dW", (dir / "libgreet.so").string()}).output.find("(DEBUG)"), std::string::npos);
+  EXPECT_EQ(test::readelf_warnings(dir / "libgreet.so"), "");
+  // A program has DT_DEBUG already: nothing is written.
+  fs::copy_file(host.dir / "prog-pie", dir / "prog");
+  EXPECT_EQ(ours({"--add-debug-tag", (dir / "prog").string()}).exit_code, 0);
+  EXPECT_EQ(test::read_file(dir / "prog"), test::read_file(host.dir / "prog-pie"));
+  // No spare slot: refused, file untouched.
+  for (const char* option : {"--add-debug-tag", "--no-default-lib"}) {
+    test::SyntheticSpec spec;
+    spec.soname = "libfull.so";
+    auto image = test::build_synthetic_elf(spec);
+    fs::path file = dir / (std::string("full") + option);
+    test::write_file(file, image.bytes);
+    auto refused = ours({option, file.string()});
+    EXPECT_EQ(refused.exit_code, 1) << option;
+    EXPECT_NE(refused.output.find("not supported yet"), std::string::npos) << refused.output;
+    EXPECT_EQ(test::read_file(file), image.bytes) << option;
+  }
+}
+
+// Read-only options need only the program headers: a file without section
+// headers answers like the file it was stripped from.
+TEST_F(PatchelfCompat, ReadOnlyOptionsWithoutSectionHeaders) {
+  for (const auto& arch : test::fixture_arches()) {
+    for (const char* option : {"--print-rpath", "--print-needed", "--print-interpreter", "--print-soname",
+                               "--print-os-abi", "--print-execstack"}) {
+      auto stripped = ours({option, (arch.dir / "prog-stripped").string()});
+      auto full = ours({option, (arch.dir / "prog-pie").string()});
+      EXPECT_EQ(stripped.exit_code, 0) << arch.name << " " << option << ": " << stripped.output;
+      EXPECT_EQ(stripped.output, full.output) << arch.name << " " << option;
+    }
+  }
+}
+
+// A separate debug file (objcopy --only-keep-debug) keeps PT_DYNAMIC without contents.
+TEST_F(PatchelfCompat, SeparateDebugFile) {
+  if (!test::have_program("objcopy")) GTEST_SKIP() << "objcopy is not installed";
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_debug_file");
+  fs::path debug = dir / "prog.debug";
+  ASSERT_EQ(run_command({"objcopy", "--only-keep-debug", (host.dir / "prog-pie").string(), debug.string()}).exit_code, 0);
+  // patchelf reads the empty .dynamic's offset for --print-needed (and prints what lies there); we print nothing.
+  EXPECT_EQ(ours({"--print-needed", debug.string()}).output, "");
+  for (const char* option : {"--print-rpath", "--print-soname"}) {
+    auto theirs = run_command({"patchelf", option, debug.string()}, true);
+    auto mine = ours({option, debug.string()});
+    EXPECT_EQ(mine.exit_code, theirs.exit_code) << option << ": " << mine.output;
+    EXPECT_EQ(mine.output, theirs.output) << option;
+  }
+  // patchelf prints whatever lies at the empty .interp's offset; the interpreter is not in the file.
+  auto interpreter = ours({"--print-interpreter", debug.string()});
+  EXPECT_EQ(interpreter.exit_code, 0);
+  EXPECT_EQ(interpreter.output, "\n");
+}
+
+// --no-sort, --no-clobber-old-sections and --debug change nothing in what is written.
+TEST_F(PatchelfCompat, LayoutOptionsAreNoOps) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_noops");
+  std::string long_runpath = "/" + std::string(300, 'r') + ":$ORIGIN/lib";
+  fs::copy_file(host.dir / "prog-pie", dir / "plain");
+  ASSERT_EQ(ours({"--set-rpath", long_runpath, (dir / "plain").string()}).exit_code, 0);
+  for (const char* option : {"--no-sort", "--no-clobber-old-sections", "--debug"}) {
+    fs::path file = dir / (std::string("with") + option);
+    fs::copy_file(host.dir / "prog-pie", file);
+    ASSERT_EQ(ours({option, "--set-rpath", long_runpath, file.string()}).exit_code, 0) << option;
+    EXPECT_EQ(test::read_file(file), test::read_file(dir / "plain")) << option;
+  }
+}
+
+// Every header edit leaves programs that run, natively and under qemu-user.
+TEST_F(PatchelfCompat, HeaderEditedProgramsRunOnEveryArch) {
+  for (const auto& arch : test::fixture_arches()) {
+    if (!test::can_run(arch)) continue;
+    fs::path dir = test::scratch_dir("patchelf_header_run_" + arch.name);
+    fs::create_directories(dir / "lib");
+    fs::copy_file(arch.dir / "prog-pie", dir / "prog");
+    fs::copy_file(arch.dir / "lib/libgreet.so", dir / "lib/libgreet.so");
+    // Where the linker wrote no PT_GNU_STACK (ppc64), the execstack edit is refused (ExecstackRoundTrips).
+    bool has_stack = !readelf_stack_flags(dir / "prog").empty();
+    auto edit_prog = ours({"--set-os-abi", "linux", has_stack ? "--set-execstack" : "--debug", "--clear-symbol-version",
+                           "printf", "--add-debug-tag", (dir / "prog").string()});
+    ASSERT_EQ(edit_prog.exit_code, 0) << arch.name << ": " << edit_prog.output;
+    EXPECT_EQ(readelf_dynsym(dir / "prog", "printf"), "printf\n") << arch.name;
+    auto edit_lib = ours({"--set-os-abi", "gnu", "--add-debug-tag", "--no-default-lib", has_stack ? "--clear-execstack" : "--debug",
+                          (dir / "lib/libgreet.so").string()});
+    ASSERT_EQ(edit_lib.exit_code, 0) << arch.name << ": " << edit_lib.output;
+    auto facts = test::readelf_facts(dir / "lib/libgreet.so");
+    ASSERT_TRUE(facts);
+    EXPECT_NE(std::find(facts->flags_1.begin(), facts->flags_1.end(), "NODEFLIB"), facts->flags_1.end()) << arch.name;
+    EXPECT_EQ(test::readelf_warnings(dir / "prog"), "") << arch.name;
+    test::expect_greets(arch, dir / "prog");
+  }
+}
+
+// The same edits through `runpatch set`.
+TEST_F(PatchelfCompat, RunpatchSetHeaderOptions) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("runpatch_set_headers");
+  fs::create_directories(dir / "lib");
+  fs::copy_file(host.dir / "lib/libgreet.so", dir / "lib/libgreet.so");
+  fs::copy_file(host.dir / "prog-pie", dir / "prog");
+  std::string prog = (dir / "prog").string();
+  auto r = run_command({RUNPATCH_CLI, "set", "--os-abi", "GNU", "--execstack", "--clear-symbol-version", "printf", prog}, true);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ours({"--print-os-abi", "--print-execstack", prog}).output, "Linux\nexecstack: X\n");
+  EXPECT_EQ(readelf_dynsym(dir / "prog", "printf"), "printf\n");
+  test::expect_greets(host, dir / "prog");
+  r = run_command({RUNPATCH_CLI, "set", "--no-execstack", "--no-default-lib", (dir / "lib/libgreet.so").string()}, true);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto facts = test::readelf_facts(dir / "lib/libgreet.so");
+  ASSERT_TRUE(facts);
+  EXPECT_EQ(facts->flags_1, std::vector<std::string>{"NODEFLIB"});
+  EXPECT_EQ(run_command({RUNPATCH_CLI, "set", "--os-abi", "plan9", prog}, true).exit_code, 2);
+  EXPECT_EQ(run_command({RUNPATCH_CLI, "set", "--execstack", "--no-execstack", prog}, true).exit_code, 2);
+  // A header edit together with a runpath edit, written to --output.
+  r = run_command({RUNPATCH_CLI, "set", "--runpath", "$ORIGIN/lib", "--os-abi", "sysv", "-o", (dir / "out").string(), prog}, true);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(test::read_file(dir / "out").at(7), 0);
+  test::expect_greets(host, dir / "out");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
-// runpatch-patchelf: patchelf 0.18's command line over runpatch's editor, so
+// runpatch-patchelf: patchelf 0.19's command line over runpatch's editors, so
 // that existing hooks can call it as `patchelf`. Argument handling and output
-// only; every edit goes through runpatch::edit_elf_file in one pass per file.
+// only; dynamic-section edits go through runpatch::edit_elf_file, fixed-size
+// header edits through runpatch::edit_elf_headers (docs/patchelf-compat.md).
 #include <fmt/core.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -10,15 +12,20 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/edit.hpp"
 #include "patchelf_args.hpp"
+#include "runpatch/edit.hpp"
+#include "runpatch/header_edit.hpp"
+#include "runpatch/mapped_file.hpp"
 #include "runpatch/runpath_ops.hpp"
 
 namespace {
 
 using namespace runpatch;
-
 using Arguments = runpatch::cli::PatchelfArguments;
+
+constexpr uint16_t kEtExec = 2, kEtDyn = 3;
+constexpr uint64_t kSmallestElfHeader = 52;  // Elf32_Ehdr: patchelf's "missing ELF header" below it
+const char* const kStaticMessage = "cannot find section '.dynamic'. The input file is most likely statically linked";
 
 [[noreturn]] void fail(const std::string& message) {
   fmt::print(stderr, "patchelf: {}\n", message);
@@ -27,12 +34,23 @@ using Arguments = runpatch::cli::PatchelfArguments;
 
 void show_help(const char* argv0) {
   fmt::print(stderr,
-             "syntax: {} [--set-interpreter FILENAME] [--page-size SIZE] [--print-interpreter] [--print-soname]\n"
-             "  [--set-soname SONAME] [--set-rpath RPATH] [--add-rpath RPATH] [--remove-rpath] [--shrink-rpath]\n"
-             "  [--allowed-rpath-prefixes PREFIXES] [--print-rpath] [--force-rpath] [--add-needed LIBRARY]\n"
-             "  [--build-resolution-cache]\n"
-             "  [--remove-needed LIBRARY] [--replace-needed LIBRARY NEW_LIBRARY] [--print-needed] [--output FILE]\n"
-             "  [--debug] [--version] FILENAME...\n",
+             "syntax: {}\n"
+             "  [--set-interpreter FILENAME]\t(or --interpreter FILENAME)\n  [--page-size SIZE]\n  [--print-interpreter]\n"
+             "  [--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header\n"
+             "  [--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.\n"
+             "  [--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.\n"
+             "  [--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.\n"
+             "  [--set-rpath RPATH]\n  [--add-rpath RPATH]\n  [--remove-rpath]\n  [--shrink-rpath]\n"
+             "  [--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', keep only entries with one of these prefixes\n"
+             "  [--print-rpath]\n  [--force-rpath]\n  [--add-needed LIBRARY]\n  [--remove-needed LIBRARY]\n"
+             "  [--replace-needed LIBRARY NEW_LIBRARY]\n  [--print-needed]\n  [--no-default-lib]\n"
+             "  [--no-sort]\t\tAccepted; runpatch never reorders headers\n"
+             "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
+             "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
+             "  [--clear-execstack]\n  [--set-execstack]\n"
+             "  [--rename-dynamic-symbols NAME_MAP_FILE]\tNot supported yet\n"
+             "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
+             "  [--build-resolution-cache]\n  [--output FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
              argv0);
 }
 
@@ -48,55 +66,102 @@ Arguments parse(int argc, char** argv) {
     std::exit(0);
   }
   if (parsed->version) {
-    fmt::print("patchelf 0.18.0 (runpatch {})\n", RUNPATCH_VERSION);
+    fmt::print("patchelf {} (runpatch {})\n", runpatch::cli::kPatchelfVersion, RUNPATCH_VERSION);
     std::exit(0);
   }
   if (parsed->files.empty()) fail("missing filename");
   if (parsed->output && parsed->files.size() > 1) fail("--output option only allowed with single input file");
+  if (!parsed->rename_symbols.empty() || parsed->rename_map_file)
+    fail("--rename-dynamic-symbols is not supported yet by runpatch-patchelf (use patchelf for it)");
   return *parsed;
 }
 
-void print_requested(const Arguments& a, const std::string& file) {
-  if (!a.print_interpreter && !a.print_soname && !a.print_rpath && !a.print_needed) return;
+// The file as patchelf reads it: missing files, short files and other
+// formats give patchelf's words; other defects give runpatch's (more precise) ones.
+ElfInfo read_as_patchelf(const std::string& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) fail(fmt::format("getting info about '{}': {}", file, std::strerror(errno)));
+  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) < kSmallestElfHeader) fail("missing ELF header");
+  if (S_ISREG(st.st_mode) && !has_elf_magic(file)) fail("not an ELF executable");
   auto info = read_elf_info(file);
   if (!info) fail(info.error().message());
-  if ((a.print_rpath || a.print_needed) && info->is_static())
-    fail(fmt::format("cannot find section '.dynamic'. The input file is most likely statically linked"));
-  if (a.print_interpreter) {
-    if (!info->interpreter) fail("cannot find section '.interp'. The input file is most likely statically linked");
-    fmt::print("{}\n", *info->interpreter);
-  }
-  if (a.print_soname && info->soname) fmt::print("{}\n", *info->soname);  // none: prints nothing, as patchelf
-  if (a.print_rpath) fmt::print("{}\n", effective_runpath(*info));
-  if (a.print_needed)
-    for (const auto& n : info->needed) fmt::print("{}\n", n);
+  if (info->type != kEtExec && info->type != kEtDyn) fail("wrong ELF type");
+  return std::move(*info);
 }
 
-}  // namespace
+char exec_stack_letter(ExecStack state) {
+  switch (state) {
+    case ExecStack::Executable: return 'X';
+    case ExecStack::NotExecutable: return '-';
+    case ExecStack::Unknown: break;
+  }
+  return '?';
+}
 
-int main(int argc, char** argv) {
-  Arguments args = parse(argc, argv);
+// patchelf's order: interpreter, OS ABI, soname, rpath, execstack, needed.
+void print_requested(const Arguments& a, const ElfInfo& info, const std::string& file) {
+  // A separate debug file keeps PT_DYNAMIC without its contents: patchelf prints nothing for it.
+  bool dynamic_readable = info.has_dynamic;
+  if ((a.print_rpath || a.print_needed) && !dynamic_readable && !info.debug_only) fail(kStaticMessage);
+  if (a.print_interpreter) {
+    if (!info.interpreter && !info.debug_only)
+      fail("cannot find section '.interp'. The input file is most likely statically linked");
+    fmt::print("{}\n", info.interpreter.value_or(""));  // a debug file's PT_INTERP has no contents: ""
+  }
+  std::optional<HeaderFacts> facts;
+  if (a.print_os_abi || a.print_execstack) {
+    auto read = read_header_facts(file);
+    if (!read) fail(read.error().message());
+    facts = *read;
+  }
+  if (a.print_os_abi) fmt::print("{}\n", patchelf_osabi_name(facts->osabi));
+  // patchelf prints a soname of libraries only, and nothing when there is none.
+  if (a.print_soname && info.type == kEtDyn && info.soname && !info.soname->empty()) fmt::print("{}\n", *info.soname);
+  if (a.print_rpath && dynamic_readable) fmt::print("{}\n", effective_runpath(info));
+  if (a.print_execstack) fmt::print("execstack: {}\n", exec_stack_letter(facts->exec_stack));
+  if (a.print_needed)
+    for (const auto& n : info.needed) fmt::print("{}\n", n);
+}
+
+// Dynamic-section edits first, then the fixed-size ones on their result; with
+// --output the second step edits the output the first one wrote.
+void edit_file(const Arguments& args, const ElfInfo& info, const std::string& file) {
   EditRequest request = runpatch::cli::patchelf_request(args);
-  for (const auto& file : args.files) {
-    std::error_code ec;
-    if (!std::filesystem::exists(file, ec))
-      fail(fmt::format("getting info about '{}': {}", file, std::strerror(ENOENT)));
-    print_requested(args, file);
-    if (request.empty()) continue;
-    EditOptions options;
-    options.output = args.output ? std::optional<std::filesystem::path>(*args.output) : std::nullopt;
-    options.page_size = args.page_size;
+  if (info.type != kEtDyn) request.soname.reset();  // patchelf sets a soname on libraries only
+  HeaderEditRequest headers = runpatch::cli::patchelf_header_request(args);
+  bool needs_dynamic = !request.empty() || headers.no_default_lib || headers.add_debug_tag ||
+                       !headers.clear_symbol_version.empty();
+  if (needs_dynamic && info.is_static()) fail(kStaticMessage);
+  EditOptions options;
+  options.output = args.output ? std::optional<std::filesystem::path>(*args.output) : std::nullopt;
+  options.page_size = args.page_size;
+  std::string target = file;
+  // patchelf writes --output even when nothing changes: one of the two steps always runs then.
+  if (!request.empty() || (args.output && headers.empty())) {
     auto outcome = edit_elf_file(file, request, options);
     if (!outcome) fail(outcome.error().message());
     for (const auto& warning : outcome->warnings) fmt::print(stderr, "warning: {}: {}\n", file, warning);
     if (args.debug)
       fmt::print(stderr, "patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
                  outcome->layout_note);
+    if (options.output) target = options.output->string(), options.output.reset();
   }
-  if (request.empty() && args.output) {
-    // patchelf writes the output even when nothing changes.
-    auto outcome = edit_elf_file(args.files[0], request, EditOptions{args.output, args.page_size, false});
-    if (!outcome) fail(outcome.error().message());
+  if (headers.empty()) return;
+  auto outcome = edit_elf_headers(target, headers, options);
+  if (!outcome) fail(outcome.error().message());
+  if (args.debug)
+    for (const auto& w : outcome->writes)
+      fmt::print(stderr, "patching ELF file '{}': {} at offset {:#x} ({} bytes)\n", file, w.what, w.offset, w.size);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Arguments args = parse(argc, argv);
+  for (const auto& file : args.files) {
+    ElfInfo info = read_as_patchelf(file);
+    print_requested(args, info, file);
+    edit_file(args, info, file);
   }
   return 0;
 }

@@ -1,31 +1,50 @@
-// patchelf 0.18's options, parsed into an edit request; shared by
-// runpatch-patchelf and `runpatch auto-patchelf --extra-args`.
+// patchelf 0.19's options, parsed into an edit request; shared by
+// runpatch-patchelf and `runpatch auto-patchelf --extra-args` (Nixpkgs'
+// patchelfFlags). docs/patchelf-compat.md lists each option's semantics.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "runpatch/edit.hpp"
+#include "runpatch/header_edit.hpp"
 
 namespace runpatch::cli {
 
+// The patchelf release whose every option runpatch-patchelf accepts.
+inline constexpr const char* kPatchelfVersion = "0.19.0";
+
 struct PatchelfArguments {
-  std::vector<std::string> files;  // every word that is not an option, as patchelf does
-  std::optional<std::string> set_rpath, add_rpath, output, interpreter, soname;
+  std::vector<std::string> files;  // every word that is not an option or an option's value
+  std::optional<std::string> set_rpath, add_rpath, output, interpreter, soname, os_abi;
   bool remove_rpath = false, shrink_rpath = false, force_rpath = false, debug = false;
   bool build_resolution_cache = false;
   bool print_rpath = false, print_needed = false, print_interpreter = false, print_soname = false;
+  bool print_os_abi = false, print_execstack = false, set_execstack = false, clear_execstack = false;
+  bool no_default_lib = false, add_debug_tag = false;
+  bool no_sort = false, no_clobber_old_sections = false;  // accepted: our layout already gives their result
   bool help = false, version = false;
-  std::vector<std::string> allowed_prefixes, add_needed, remove_needed;
+  std::vector<std::string> allowed_prefixes, add_needed, remove_needed, clear_symbol_version;
   std::vector<std::pair<std::string, std::string>> replace_needed;
+  std::optional<std::string> rename_map_file;                      // --rename-dynamic-symbols
+  std::vector<std::pair<std::string, std::string>> rename_symbols;  // read from it: old -> new
   std::optional<uint64_t> page_size;
 };
 
-// The error is patchelf's message (without the "patchelf: " prefix).
+// Parses patchelf's command line (without argv[0]). Values of the options
+// patchelf resolves as `@file` are read from that file, whole, as patchelf
+// does. The error is patchelf's message without the "patchelf: " prefix; a
+// word that starts with '-' and is no patchelf option is an error too
+// ("unrecognized option '--x'"), where patchelf would take it for a file name.
 Expected<PatchelfArguments> parse_patchelf_arguments(const std::vector<std::string>& args);
 
+// The dynamic-section part of the request (runpath, needed, soname, interpreter).
 EditRequest patchelf_request(const PatchelfArguments& args);
+
+// The fixed-size header edits (OS ABI, execstack, DF_1_NODEFLIB, DT_DEBUG, symbol versions).
+HeaderEditRequest patchelf_header_request(const PatchelfArguments& args);
 
 }  // namespace runpatch::cli

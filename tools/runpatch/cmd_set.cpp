@@ -1,10 +1,12 @@
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/edit.hpp"
+#include "runpatch/header_edit.hpp"
 #include "runpatch/runpath_ops.hpp"
 
 namespace runpatch::cli {
@@ -45,6 +47,50 @@ void warn_about_empty_entries(const std::optional<std::string>& value, const cha
                option, *value, value->empty() ? " (to remove the runpath, use --remove-runpath)" : "");
 }
 
+// "FILE: STRATEGY (how); OLD -> NEW bytes, +GROWTH (N written)", and with
+// --dry-run the values that change. Growth is closure size in a Nix store:
+// always said, with how much of it is written bytes (the rest is a hole).
+void print_outcome(const std::string& name, const EditOutcome& outcome, bool dry_run, const EditRequest& request) {
+  if (outcome.strategy == EditStrategy::Unchanged) {
+    fmt::print("{}: unchanged\n", name);
+    return;
+  }
+  uint64_t written = 0;
+  for (const auto& w : outcome.writes)
+    if (w.offset + w.size > outcome.old_size) written += w.offset + w.size - std::max(w.offset, outcome.old_size);
+  fmt::print("{}: {}{} ({}); {} -> {} bytes, +{} ({} written)\n", name, dry_run ? "would edit, " : "",
+             strategy_name(outcome.strategy), outcome.layout_note, outcome.old_size, outcome.new_size,
+             outcome.new_size - outcome.old_size, written);
+  if (dry_run) fmt::print("{}", planned_changes(outcome.before, request));
+}
+
+// The dynamic-section edit (when asked for), then the header fields on its
+// result (the output it wrote, with --output). One line per step.
+bool edit_headers_of(const std::string& file, const EditRequest& request, const HeaderEditRequest& headers,
+                     EditOptions options) {
+  std::string target = file;
+  if (!request.empty()) {
+    auto outcome = edit_elf_file(file, request, options);
+    if (!outcome) {
+      fmt::print(stderr, "runpatch: {}\n", outcome.error().message());
+      return false;
+    }
+    for (const auto& warning : outcome->warnings) fmt::print(stderr, "runpatch: {}: warning: {}\n", file, warning);
+    if (!verbosity().quiet) print_outcome(file, *outcome, options.dry_run, request);
+    if (options.output && !options.dry_run) target = options.output->string(), options.output.reset();
+  }
+  auto outcome = edit_elf_headers(target, headers, options);
+  if (!outcome) {
+    fmt::print(stderr, "runpatch: {}\n", outcome.error().message());
+    return false;
+  }
+  std::vector<std::string> fields;
+  for (const auto& w : outcome->writes) fields.push_back(w.what);
+  if (fields.empty()) fmt::print("{}: header fields unchanged\n", file);
+  else fmt::print("{}: {}header fields in place ({})\n", file, options.dry_run ? "would edit, " : "", fmt::join(fields, ", "));
+  return true;
+}
+
 }  // namespace
 
 Command add_set_command(CLI::App& root) {
@@ -54,6 +100,10 @@ Command add_set_command(CLI::App& root) {
     bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false;
     std::vector<std::string> add_needed, remove_needed, replace_needed;
     ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
+    // Fixed-size header fields (runpatch/header_edit.hpp).
+    std::optional<std::string> os_abi;
+    bool execstack = false, no_execstack = false, no_default_lib = false;
+    std::vector<std::string> clear_symbol_version;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand("set", "Edit runpath, interpreter, soname or needed entries, in one pass");
@@ -71,6 +121,13 @@ Command add_set_command(CLI::App& root) {
   repeatable(app->add_option("--add-needed", o->add_needed, "Add a DT_NEEDED entry (first)"));
   repeatable(app->add_option("--remove-needed", o->remove_needed, "Remove a DT_NEEDED entry"));
   app->add_option("--replace-needed", o->replace_needed, "Replace DT_NEEDED OLD by NEW")->expected(2)->allow_extra_args(false);
+  app->add_option("--os-abi", o->os_abi, "Set EI_OSABI (patchelf's names: 'System V', Linux, FreeBSD, ...)")
+      ->check([](const std::string& name) { return osabi_from_name(name) ? "" : "unknown OS ABI name '" + name + "'"; });
+  auto* execstack = app->add_flag("--execstack", o->execstack, "Request an executable stack (PF_X on PT_GNU_STACK)");
+  execstack->excludes(app->add_flag("--no-execstack", o->no_execstack, "Request a non-executable stack"));
+  app->add_flag("--no-default-lib", o->no_default_lib, "Set DF_1_NODEFLIB: never search the default library directories");
+  repeatable(app->add_option("--clear-symbol-version", o->clear_symbol_version,
+                             "Make this dynamic symbol unversioned (VER_NDX_GLOBAL)"));
   auto* output = app->add_option("-o,--output", o->output, "Write the result here instead of in place");
   app->add_flag("-n,--dry-run", o->dry_run, "Show what would change, write nothing");
   add_in_place_flag(app, o->in_place);
@@ -82,7 +139,9 @@ Command add_set_command(CLI::App& root) {
             }
             bool any_operation = o->runpath || o->add_runpath || o->prepend_runpath || o->remove_runpath ||
                                  o->interpreter || o->soname || !o->add_needed.empty() || !o->remove_needed.empty() ||
-                                 !o->replace_needed.empty() || o->ldcache != ResolutionCacheMode::Refresh;
+                                 !o->replace_needed.empty() || o->ldcache != ResolutionCacheMode::Refresh ||
+                                 o->os_abi || o->execstack || o->no_execstack || o->no_default_lib ||
+                                 !o->clear_symbol_version.empty();
             if (!any_operation) {
               fmt::print(stderr, "runpatch: set: nothing to do; give an edit such as --runpath, --add-runpath or "
                                  "--interpreter (see runpatch set --help)\n");
@@ -108,8 +167,17 @@ Command add_set_command(CLI::App& root) {
             options.dry_run = o->dry_run;
             options.in_place = o->in_place;
             if (o->output) options.output = *o->output;
+            HeaderEditRequest headers;
+            if (o->os_abi) headers.osabi = osabi_from_name(*o->os_abi);
+            if (o->execstack || o->no_execstack) headers.exec_stack = o->execstack;
+            headers.no_default_lib = o->no_default_lib;
+            headers.clear_symbol_version = o->clear_symbol_version;
             int status = kExitOk;
             for (const auto& file : o->files) {
+              if (!headers.empty()) {
+                if (!edit_headers_of(file, request, headers, options)) status = kExitProblem;
+                continue;
+              }
               auto outcome = edit_elf_file(file, request, options);
               if (!outcome) {
                 fmt::print(stderr, "runpatch: {}\n", outcome.error().message());
@@ -119,20 +187,7 @@ Command add_set_command(CLI::App& root) {
               for (const auto& warning : outcome->warnings) fmt::print(stderr, "runpatch: {}: warning: {}\n", file, warning);
               if (verbosity().quiet) continue;  // -q: problems only
               // With -o the edited file is the output: name both.
-              std::string name = o->output ? fmt::format("{} -> {}", file, *o->output) : file;
-              if (outcome->strategy == EditStrategy::Unchanged) {
-                fmt::print("{}: unchanged\n", name);
-              } else {
-                // Growth is closure size in a Nix store: always say it, and how much of it is written bytes.
-                uint64_t written = 0;
-                for (const auto& w : outcome->writes)
-                  if (w.offset + w.size > outcome->old_size)
-                    written += w.offset + w.size - std::max(w.offset, outcome->old_size);
-                fmt::print("{}: {}{} ({}); {} -> {} bytes, +{} ({} written)\n", name, o->dry_run ? "would edit, " : "",
-                           strategy_name(outcome->strategy), outcome->layout_note, outcome->old_size,
-                           outcome->new_size, outcome->new_size - outcome->old_size, written);
-                if (o->dry_run) fmt::print("{}", planned_changes(outcome->before, request));
-              }
+              print_outcome(o->output ? fmt::format("{} -> {}", file, *o->output) : file, *outcome, o->dry_run, request);
             }
             return status;
           }};

@@ -1,0 +1,63 @@
+// Edits of fixed-size fields that never move or grow anything: the OS ABI
+// byte, PT_GNU_STACK's PF_X, DF_1_NODEFLIB, DT_DEBUG (in a spare DT_NULL
+// slot) and symbol version indexes. Written through the same atomic path as
+// every edit (docs/editing.md §4). An edit that would need a new program
+// header or dynamic entry is refused with an error that says so.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runpatch/edit.hpp"
+#include "runpatch/expected.hpp"
+
+namespace runpatch {
+
+enum class ExecStack {
+  Unknown,        // no PT_GNU_STACK: the loader's default for the machine decides
+  NotExecutable,  // PT_GNU_STACK without PF_X
+  Executable,     // PT_GNU_STACK with PF_X
+};
+
+struct HeaderFacts {
+  uint8_t osabi = 0;
+  ExecStack exec_stack = ExecStack::Unknown;
+};
+
+// Reads the facts above from the ELF header and program headers only, so
+// files without section headers are fine.
+Expected<HeaderFacts> read_header_facts(const std::filesystem::path& path);
+
+// patchelf's name of an EI_OSABI value ("System V", "Linux", ...; "0x%02X" for others).
+std::string patchelf_osabi_name(uint8_t osabi);
+// The EI_OSABI value for a name patchelf accepts (case-insensitive, surrounding
+// blanks ignored, with patchelf's aliases such as "sysv", "gnu", "hurd").
+std::optional<uint8_t> osabi_from_name(std::string_view name);
+
+struct HeaderEditRequest {
+  std::optional<uint8_t> osabi;
+  std::optional<bool> exec_stack;  // true: set PF_X, false: clear it
+  bool no_default_lib = false;     // DF_1_NODEFLIB in DT_FLAGS_1
+  bool add_debug_tag = false;      // a DT_DEBUG entry
+  std::vector<std::string> clear_symbol_version;  // their .gnu.version entries become VER_NDX_GLOBAL
+
+  bool empty() const {
+    return !osabi && !exec_stack && !no_default_lib && !add_debug_tag && clear_symbol_version.empty();
+  }
+};
+
+struct HeaderEditOutcome {
+  bool changed = false;
+  std::vector<WrittenRange> writes;
+};
+
+// options.output, options.dry_run and options.in_place are honoured (page_size is not used).
+// With output, the destination is written even when nothing changes (as patchelf does).
+Expected<HeaderEditOutcome> edit_elf_headers(const std::filesystem::path& path, const HeaderEditRequest& request,
+                                             const EditOptions& options = {});
+
+}  // namespace runpatch

@@ -1,0 +1,63 @@
+// The patchelf option parser on its own, as `auto-patchelf --extra-args` calls
+// it on Nixpkgs' patchelfFlags (words without file names).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "fixtures.hpp"
+#include "patchelf_args.hpp"
+
+namespace runpatch::cli {
+namespace {
+
+TEST(PatchelfArgs, PatchelfFlagsWithoutFiles) {
+  auto parsed = parse_patchelf_arguments({"--no-clobber-old-sections", "--no-sort", "--no-default-lib", "--set-os-abi",
+                                          "gnu", "--clear-symbol-version", "memcpy", "--add-debug-tag",
+                                          "--clear-execstack", "--page-size", "65536"});
+  ASSERT_TRUE(parsed) << parsed.error().what;
+  EXPECT_TRUE(parsed->files.empty());
+  EXPECT_TRUE(parsed->no_clobber_old_sections && parsed->no_sort);
+  EXPECT_EQ(parsed->page_size, 65536u);
+  EXPECT_TRUE(patchelf_request(*parsed).empty());
+  HeaderEditRequest headers = patchelf_header_request(*parsed);
+  EXPECT_EQ(headers.osabi, 3);
+  EXPECT_EQ(headers.exec_stack, false);
+  EXPECT_TRUE(headers.no_default_lib && headers.add_debug_tag);
+  EXPECT_EQ(headers.clear_symbol_version, std::vector<std::string>{"memcpy"});
+}
+
+TEST(PatchelfArgs, ErrorsAreValues) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--bogus"}, "unrecognized option '--bogus'"},
+      {{"--set-rpath"}, "missing argument"},
+      {{"--replace-needed", "a"}, "missing argument(s)"},
+      {{"--set-os-abi", "beos"}, "unrecognized OS ABI"},
+      {{"--page-size", "3"}, "invalid argument to --page-size"},
+      {{"--set-rpath", "/a", "--add-rpath", "/b"}, "--set-rpath option not allowed with --add-rpath"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = parse_patchelf_arguments(c.args);
+    ASSERT_FALSE(parsed) << c.message;
+    EXPECT_EQ(parsed.error().what, c.message);
+  }
+}
+
+TEST(PatchelfArgs, AtFileValuesAreTheWholeFile) {
+  auto dir = test::scratch_dir("patchelf_args_at_file");
+  std::ofstream(dir / "value") << "/a:/b\n";
+  auto parsed = parse_patchelf_arguments({"--set-rpath", "@" + (dir / "value").string(), "--replace-needed", "@x", "@y"});
+  ASSERT_TRUE(parsed) << parsed.error().what;
+  EXPECT_EQ(parsed->set_rpath, "/a:/b\n");
+  // --replace-needed takes its words as they are, as patchelf does.
+  EXPECT_EQ(parsed->replace_needed.at(0), std::make_pair(std::string("@x"), std::string("@y")));
+  auto missing = parse_patchelf_arguments({"--add-needed", "@" + (dir / "missing").string()});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().what, "getting info about '" + (dir / "missing").string() + "': No such file or directory");
+}
+
+}  // namespace
+}  // namespace runpatch::cli
