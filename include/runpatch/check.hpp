@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runpatch/l4t_versions.hpp"
 #include "runpatch/resolve.hpp"
 
 namespace runpatch {
@@ -42,6 +43,7 @@ struct CheckOptions {
   std::vector<std::string> driver_dirs = {"/run/opengl-driver/lib"};
   std::optional<std::string> interpreter;      // wrong-interpreter: executables must use this one
   bool require_runpath = false;                // rpath-not-runpath becomes an error
+  const JetpackRelease* jetpack = nullptr;     // jetpack-cuda-range: the target's row (find_jetpack)
   std::set<std::string> disabled;              // rule ids turned off
   unsigned threads = 0;
   // Called from worker threads as files finish (done, total); may be null.

@@ -9,15 +9,41 @@
 #include <vector>
 
 #include "runpatch/expected.hpp"
+#include "runpatch/l4t_versions.hpp"
 #include "runpatch/resolve.hpp"
 
 namespace runpatch {
+
+// What says a host is a Jetson, whose GPU driver is part of L4T (docs/doctor.md, "Jetson").
+struct L4tFacts {
+  std::vector<std::string> evidence;   // "nvgpu kernel module", "/etc/nv_tegra_release", "device tree nvidia,tegra234"
+  std::optional<L4tVersion> release;   // from <root>/etc/nv_tegra_release ("# R36 (release), REVISION: 4.4, ...")
+  std::string release_source;          // the file it was read from
+  std::string release_problem;         // why the release is unknown, when it is
+  std::string soc;                     // "tegra234", from the device tree's compatible strings; "" when unknown
+  bool nvgpu = false;                  // the nvgpu kernel module (JetPack 5 and 6) is loaded
+  L4tMatch jetpack;                    // the release's row of the JetPack table
+};
+
+// Reads <proc_root>/proc/modules, <proc_root>/sys/module/nvgpu, the device
+// tree (<proc_root>/proc/device-tree/compatible, else
+// <proc_root>/sys/firmware/devicetree/base/compatible) and
+// <root>/etc/nv_tegra_release; nullopt when none of them says L4T.
+std::optional<L4tFacts> read_l4t_facts(const std::filesystem::path& proc_root, const std::filesystem::path& root);
+
+// "L4T R36.4.4 (JetPack 6.2.1: native CUDA 12.6, cuda_compat 12.4-12.9)".
+std::string describe_l4t(const L4tFacts& facts);
+
+enum class HostKind { Discrete, L4t };
+std::string host_kind_name(HostKind kind);  // "discrete", "l4t"
 
 // What the running system says about its NVIDIA kernel driver.
 struct DriverFacts {
   std::optional<std::string> kernel_version;  // e.g. "580.159.04"; nullopt: no driver loaded
   std::string source;                         // the file it was read from
   std::vector<std::string> gpu_models;        // e.g. "NVIDIA H100 80GB HBM3"
+  std::optional<L4tFacts> l4t;                // set on a Jetson (read_l4t_facts)
+  HostKind host_kind() const { return l4t ? HostKind::L4t : HostKind::Discrete; }
 };
 
 // Reads <proc_root>/proc/driver/nvidia/version (else <proc_root>/sys/module/nvidia/version)
@@ -40,6 +66,10 @@ enum class DoctorVerdict {
   NoLibcuda,               // nothing found: CUDA calls fail with "no CUDA-capable device"/"driver not found"
   StubLibcuda,             // the stub: every call fails
   NoKernelDriver,          // no NVIDIA driver loaded on this machine
+  // On an L4T host (Jetson):
+  CompatOutsideRange,      // cuda_compat's CUDA release is outside the JetPack's compat range (or it has none)
+  CompatDepsUnreachable,   // cuda_compat's libcuda cannot find its own dependencies (libnvrm_mem, libnvrm_gpu)
+  L4tLibraryMismatch,      // the driver's libcuda comes from another L4T release than the host runs
 };
 std::string verdict_name(DoctorVerdict verdict);  // "ok", "compat-older-than-driver", ...
 

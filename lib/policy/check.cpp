@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "policy/check_jetson_rules.hpp"
 #include "policy/check_nix_rules.hpp"
 #include "resolving/path_text.hpp"
 #include "runpatch/check.hpp"
@@ -27,7 +28,7 @@ namespace {
 bool is_driver_library(const std::string& name) {
   for (const char* prefix : {"libcuda.so", "libnvidia-", "libnvcuvid.so", "libnvoptix.so"})
     if (name.rfind(prefix, 0) == 0) return true;
-  return false;
+  return is_l4t_driver_library(name);  // libnvrm_* and friends: the Jetson driver's
 }
 
 bool uses_libcuda(const ElfInfo& info) {
@@ -103,6 +104,7 @@ class Checker {
       }
       if (S_ISDIR(st.st_mode) && !is_stubs_directory(e)) check_rules_nix::entry_stub(e, host, adder());
     }
+    check_rules_jetson::compat_entries(entries, o_.driver_dirs, adder());
   }
 
   // The note must say what the builder says now: a cached file that is gone,
@@ -159,6 +161,8 @@ class Checker {
       }
     }
     check_rules_nix::version_mix(*tree, adder());
+    check_rules_jetson::libcuda_own_search(*tree, o_.driver_dirs, adder());
+    if (o_.jetpack) check_rules_jetson::jetpack_range(*tree, *o_.jetpack, adder());
     // What the runpath alone resolves: the checking shell's LD_LIBRARY_PATH
     // must neither make entries look unused nor hide what it overrides.
     auto runpath_tree = check_rules_nix::without_ld_library_path(path, o_.env);

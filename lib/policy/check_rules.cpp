@@ -23,6 +23,8 @@ const std::vector<RuleInfo>& check_rules() {
       {"ld-library-path-shadowing", Severity::Warning, "LD_LIBRARY_PATH overrides the library the runpath would load"},
       {"runtime-stub", Severity::Error, "the toolkit's libcuda stub is resolvable from a runtime runpath entry"},
       {"stale-ldcache", Severity::Error, "the resolution-cache note (.note.nixos.ldcache) no longer says what the runpath resolves"},
+      {"compat-needs-driver", Severity::Error, "cuda_compat's libcuda cannot reach the driver's libnvrm_* libraries: no driver directory behind the compat directory, or none in its own runpath"},
+      {"jetpack-cuda-range", Severity::Error, "with --jetpack: the package set's CUDA release is outside the JetPack's native CUDA and cuda_compat range"},
   };
   return rules;
 }

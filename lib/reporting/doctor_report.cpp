@@ -19,9 +19,32 @@ nlohmann::json candidate_json(const LibcudaCandidate& c) {
           {"stub", c.stub}};
 }
 
+nlohmann::json l4t_json(const L4tFacts& l4t) {
+  const JetpackRelease* jetpack = l4t.jetpack.release;
+  auto version = [](const std::optional<CudaVersion>& v) {
+    return v ? nlohmann::json(cuda_version_text(*v)) : nlohmann::json(nullptr);
+  };
+  nlohmann::json row = nullptr;
+  if (jetpack)
+    row = {{"jetpack", std::string(jetpack->jetpack)},
+           {"l4t", l4t_version_text(jetpack->l4t)},
+           {"exact", l4t.jetpack.exact},
+           {"native_cuda", cuda_version_text(jetpack->native_cuda)},
+           {"compat_from", version(jetpack->compat_from)},
+           {"compat_to", version(jetpack->compat_to)}};
+  return {{"release", l4t.release ? nlohmann::json(l4t_version_text(*l4t.release)) : nlohmann::json(nullptr)},
+          {"release_source", l4t.release_source},
+          {"release_problem", l4t.release_problem},
+          {"soc", l4t.soc},
+          {"nvgpu", l4t.nvgpu},
+          {"evidence", l4t.evidence},
+          {"jetpack", row}};
+}
+
 }  // namespace
 
 std::string format_driver_facts(const DriverFacts& facts) {
+  if (!facts.kernel_version && facts.l4t && facts.l4t->nvgpu) return "kernel driver: nvgpu (part of L4T)\n";
   if (!facts.kernel_version) return "kernel driver: none loaded (no /proc/driver/nvidia/version)\n";
   std::string gpus;
   for (const auto& m : facts.gpu_models) gpus += (gpus.empty() ? "; GPU: " : ", ") + m;
@@ -64,7 +87,16 @@ nlohmann::json doctor_json(const DoctorReport& report) {
 nlohmann::json driver_facts_json(const DriverFacts& facts) {
   return {{"kernel_version", facts.kernel_version ? nlohmann::json(*facts.kernel_version) : nlohmann::json(nullptr)},
           {"source", facts.source},
-          {"gpu_models", facts.gpu_models}};
+          {"gpu_models", facts.gpu_models},
+          {"host_kind", host_kind_name(facts.host_kind())},
+          {"l4t", facts.l4t ? l4t_json(*facts.l4t) : nlohmann::json(nullptr)}};
+}
+
+std::string format_host(const DriverFacts& facts) {
+  if (!facts.l4t) return "host: discrete GPU\n";
+  std::string evidence;
+  for (const auto& e : facts.l4t->evidence) evidence += (evidence.empty() ? "" : ", ") + e;
+  return fmt::format("host: {} [{}]\n", describe_l4t(*facts.l4t), evidence);
 }
 
 }  // namespace runpatch

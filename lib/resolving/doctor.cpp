@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string_view>
 
+#include "resolving/doctor_l4t.hpp"
 #include "resolving/path_text.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/mapped_file.hpp"
@@ -100,6 +101,9 @@ std::string verdict_name(DoctorVerdict verdict) {
     case DoctorVerdict::NoLibcuda: return "no-libcuda";
     case DoctorVerdict::StubLibcuda: return "stub-libcuda";
     case DoctorVerdict::NoKernelDriver: return "no-kernel-driver";
+    case DoctorVerdict::CompatOutsideRange: return "compat-outside-range";
+    case DoctorVerdict::CompatDepsUnreachable: return "compat-deps-unreachable";
+    case DoctorVerdict::L4tLibraryMismatch: return "l4t-library-mismatch";
   }
   return "?";
 }
@@ -135,6 +139,7 @@ DriverFacts read_driver_facts(const fs::path& proc_root) {
 struct DoctorContext {
   const DoctorOptions& options;
   const DriverFacts& driver;
+  ResolutionSession& session;  // resolves what a chosen libcuda needs itself (L4T)
   std::string host_path(const std::string& path) const { return under_root(options.env.root, path).string(); }
 };
 
@@ -194,6 +199,10 @@ void judge(const DoctorContext& ctx, LibcudaLoad& load) {
     load.explanation = c.path + " is the CUDA toolkit's link-time stub; every CUDA call fails";
     load.fix = via_llp ? "remove the stubs directory from LD_LIBRARY_PATH"
                        : "remove the stubs directory from the runpath (runpatch driver drops it)";
+    return;
+  }
+  if (ctx.driver.l4t) {
+    judge_l4t(ctx.driver, ctx.session, ctx.options.env.root, load);
     return;
   }
   if (!kernel) {
@@ -261,7 +270,9 @@ SearchEnvironment searching_every_candidate(SearchEnvironment env) {
 Doctor::Doctor(DoctorOptions options)
     : options_(std::move(options)),
       driver_(read_driver_facts(options_.proc_root)),
-      session_(searching_every_candidate(options_.env)) {}
+      session_(searching_every_candidate(options_.env)) {
+  driver_.l4t = read_l4t_facts(options_.proc_root, options_.env.root);
+}
 
 Doctor::~Doctor() = default;
 
@@ -269,7 +280,7 @@ Expected<DoctorReport> Doctor::diagnose(const fs::path& file) {
   RUNPATCH_TRY(DependencyTree tree, session_.resolve_tree(file));
   DoctorReport report;
   report.file = file.string();
-  DoctorContext ctx{options_, driver_};
+  DoctorContext ctx{options_, driver_, session_};
   auto add_load = [&](size_t requester, std::string how, const Resolution& r) {
     LibcudaLoad load;
     load.loader = tree.objects[requester].path;

@@ -313,5 +313,99 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
   }
 }
 
+// compat-needs-driver, for a consumer: the driver directory behind each cuda_compat directory.
+TEST_F(Check, CompatDirectoryNeedsTheDriverBehindIt) {
+  options_.disabled = {"unused-entry"};
+  std::string compat = (root_ / "store/x-cuda_compat-12.9/compat").string();
+  fs::create_directories(compat);
+  std::string driver = kDefaultDriverDir;
+  EXPECT_EQ(rules_for(clean_library("compat-alone.so", compat)), std::set<std::string>{"compat-needs-driver"});
+  EXPECT_EQ(rules_for(clean_library("compat-then-driver.so", compat + ":" + driver)), std::set<std::string>{});
+  // A driver directory in front is compat-after-driver's finding, not this one.
+  EXPECT_EQ(rules_for(clean_library("driver-then-compat.so", driver + ":" + compat)),
+            std::set<std::string>{"compat-after-driver"});
+  options_.disabled.insert("compat-needs-driver");
+  EXPECT_EQ(rules_for(clean_library("compat-alone-off.so", compat)), std::set<std::string>{});
+}
+
+// compat-needs-driver, for cuda_compat's libcuda itself (aarch64, as on a
+// Jetson): its libnvrm_* come from its own runpath, whatever loads it.
+TEST_F(Check, CompatLibcudaReachesLibnvrmThroughItsOwnRunpath) {
+  std::optional<test::FixtureArch> arm;
+  for (const auto& a : test::fixture_arches())
+    if (a.name == "aarch64") arm = a;
+  if (!arm) GTEST_SKIP() << "no aarch64 fixtures";
+  options_.env = SearchEnvironment{};  // an aarch64 tree: nothing of this host's loader applies
+  options_.disabled = {"unresolved-needed", "unused-entry"};  // libc.so.6 is not in the tree
+  fs::path compat = root_ / "store/y-cuda_compat-12.9/compat";
+  fs::create_directories(compat);
+  fs::copy_file(arm->dir / "l4t/compat/libcuda.so.1", compat / "libcuda.so.1");
+  auto report = check_paths({compat / "libcuda.so.1"}, options_);
+  std::set<std::string> rules;
+  for (const auto& f : report.findings) rules.insert(f.rule);
+  // libnvrm_* are the driver's (driver-library, info), not unresolved errors.
+  EXPECT_EQ(rules, (std::set<std::string>{"driver-library", "compat-needs-driver"})) << format_check_text(report, false);
+  for (const auto& f : report.findings) {
+    if (f.rule == "compat-needs-driver") {
+      EXPECT_NE(f.message.find("libnvrm_gpu.so, libnvrm_mem.so"), std::string::npos) << f.message;
+    }
+  }
+  EditRequest r;
+  r.runpath = set_runpath_update(std::string(kDefaultDriverDir));
+  ASSERT_TRUE(edit_elf_file(compat / "libcuda.so.1", r));
+  rules.clear();
+  for (const auto& f : check_paths({compat / "libcuda.so.1"}, options_).findings) rules.insert(f.rule);
+  EXPECT_EQ(rules, std::set<std::string>{"driver-library"});
+}
+
+// jetpack-cuda-range: the package set's CUDA release against --jetpack.
+TEST_F(Check, PackageSetMustBeInTheJetpackRange) {
+  options_.disabled = {"unused-entry", "stubs-entry", "driver-dir-missing", "runtime-stub"};
+  fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);  // libcudart.so.13: CUDA 13
+  fs::path prog = root_ / "pkg/bin/cuda-prog";
+  auto rules_on = [&](const char* jetpack) {
+    options_.jetpack = find_jetpack(jetpack);
+    std::set<std::string> rules;
+    for (const auto& f : check_paths({prog}, options_).findings) {
+      rules.insert(f.rule);
+      if (f.rule == "jetpack-cuda-range") {
+        EXPECT_NE(f.message.find("CUDA 13 package set"), std::string::npos) << f.message;
+      }
+    }
+    return rules;
+  };
+  EXPECT_EQ(rules_on("6.2.1"), std::set<std::string>{"jetpack-cuda-range"});  // 12.6 with compat up to 12.9
+  EXPECT_EQ(rules_on("5"), std::set<std::string>{"jetpack-cuda-range"});
+  EXPECT_EQ(rules_on("7.0"), std::set<std::string>{});                      // native CUDA 13
+  options_.jetpack = nullptr;
+  EXPECT_EQ(rules_for(prog), std::set<std::string>{});
+
+  // A cuda_* store path says the minor release too: CUDA 12.8 is past JetPack 5's compat (12.2), within 6's.
+  fs::path store = root_ / "nix/store/cccccccccccccccccccccccccccccccc-cuda_cudart-12.8.90/lib";
+  fs::create_directories(store);
+  fs::copy_file(root_ / "pkg/lib/libcudart.so.13", store / "libcudart.so.13");
+  fs::path prog12 = root_ / "prog12";
+  fs::copy_file(prog, prog12);
+  EditRequest r;
+  r.runpath = set_runpath_update(store.string());
+  ASSERT_TRUE(edit_elf_file(prog12, r));
+  options_.jetpack = find_jetpack("5.1.5");
+  auto report = check_paths({prog12}, options_);
+  ASSERT_EQ(report.findings.size(), 1u) << format_check_text(report, false);
+  EXPECT_EQ(report.findings[0].rule, "jetpack-cuda-range");
+  EXPECT_NE(report.findings[0].message.find("CUDA 12.8 package set"), std::string::npos) << report.findings[0].message;
+  options_.jetpack = find_jetpack("6.2.1");
+  EXPECT_TRUE(check_paths({prog12}, options_).findings.empty());
+
+  auto cli = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", "--jetpack", "6", "--disable",
+                                "stubs-entry", "--disable", "driver-dir-missing", "--disable", "runtime-stub",
+                                prog.string()});
+  EXPECT_EQ(cli.exit_code, 1) << cli.output;
+  EXPECT_NE(cli.output.find("jetpack-cuda-range"), std::string::npos) << cli.output;
+  auto unknown = test::run_command({RUNPATCH_CLI, "check", "--jetpack", "4.6", prog.string()}, true);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("5.1.5, 6.2.1, 7.0"), std::string::npos) << unknown.output;
+}
+
 }  // namespace
 }  // namespace runpatch

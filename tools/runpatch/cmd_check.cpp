@@ -15,7 +15,7 @@ namespace runpatch::cli {
 Command add_check_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> paths, forbid, disable, search_dirs, driver_dirs{"/run/opengl-driver/lib"};
-    std::optional<std::string> interpreter, junit, sarif, require;
+    std::optional<std::string> interpreter, junit, sarif, require, jetpack;
     std::string fail_on = "error";
     bool json = false;
     SearchOptions search;
@@ -33,6 +33,8 @@ Command add_check_command(CLI::App& root) {
   app->add_option("--fail-on", o->fail_on, "Lowest severity that fails: error, warning, info")
       ->check(CLI::IsMember({"error", "warning", "info"}))
       ->capture_default_str();
+  app->add_option("--jetpack", o->jetpack,
+                  "Target JetPack (5.1.5, 6.2.1, 7.0, or a prefix like 6): the package set's CUDA must be in its range");
   app->add_flag("--json", o->json, "Print JSON");
   app->add_option("--junit", o->junit, "Also write a JUnit XML report here");
   app->add_option("--sarif", o->sarif, "Also write a SARIF 2.1.0 report here");
@@ -49,6 +51,12 @@ Command add_check_command(CLI::App& root) {
             options.driver_dirs = o->driver_dirs;
             options.interpreter = o->interpreter;
             options.require_runpath = o->require.has_value();
+            if (o->jetpack && !(options.jetpack = find_jetpack(*o->jetpack))) {
+              std::string known;
+              for (const auto& r : jetpack_releases()) known += (known.empty() ? "" : ", ") + std::string(r.jetpack);
+              fmt::print(stderr, "runpatch: --jetpack {}: not a JetPack release runpatch knows ({})\n", *o->jetpack, known);
+              return kExitUsage;
+            }
             options.disabled.insert(o->disable.begin(), o->disable.end());
             for (const auto& id : o->disable) {
               bool known = false;

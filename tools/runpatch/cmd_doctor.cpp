@@ -29,7 +29,7 @@ Command add_doctor_command(CLI::App& root) {
             bool color = stdout_wants_color();
             int status = kExitOk;
             nlohmann::json files = nlohmann::json::array();
-            if (!o->json) fmt::print("{}", format_driver_facts(doctor.driver()));
+            if (!o->json) fmt::print("{}{}", format_host(doctor.driver()), format_driver_facts(doctor.driver()));
             for (const auto& path : o->paths) {
               // A tree: every ELF file in it, reporting only CUDA programs. A file: always reported.
               bool tree = std::filesystem::is_directory(path);
@@ -57,7 +57,9 @@ Command add_doctor_command(CLI::App& root) {
               }
             }
             if (o->json)
-              fmt::print("{}\n", json_text(nlohmann::json{{"driver", driver_facts_json(doctor.driver())}, {"files", files}}));
+              fmt::print("{}\n", json_text(nlohmann::json{{"host_kind", host_kind_name(doctor.driver().host_kind())},
+                                                      {"driver", driver_facts_json(doctor.driver())},
+                                                      {"files", files}}));
             return status;
           }};
 }

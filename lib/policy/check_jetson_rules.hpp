@@ -1,0 +1,30 @@
+// The Jetson check rules (docs/check.md): cuda_compat's libcuda needs the L4T
+// driver's libraries (libnvrm_mem, libnvrm_gpu) from the driver directory,
+// and a package set must be within the target JetPack's CUDA range.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runpatch/check.hpp"
+#include "runpatch/l4t_versions.hpp"
+#include "policy/check_nix_rules.hpp"
+
+namespace runpatch::check_rules_jetson {
+
+using check_rules_nix::AddFinding;
+
+// compat-needs-driver, for a consumer: each cuda_compat entry of its runpath
+// (as written) must have a driver directory behind it.
+void compat_entries(const std::vector<std::string>& entries, const std::vector<std::string>& driver_dirs,
+                    const AddFinding& add);
+
+// compat-needs-driver, for a libcuda itself (tree[0]): the L4T driver
+// libraries it needs must be reachable through its own runpath.
+void libcuda_own_search(const DependencyTree& tree, const std::vector<std::string>& driver_dirs, const AddFinding& add);
+
+// jetpack-cuda-range: the CUDA release of the tree's package set (a cuda_*
+// store path, else libcudart's SONAME major) must run on the JetPack.
+void jetpack_range(const DependencyTree& tree, const JetpackRelease& jetpack, const AddFinding& add);
+
+}  // namespace runpatch::check_rules_jetson
