@@ -28,6 +28,8 @@ class EditPlanner {
 
   Expected<EditPlan> plan(const EditRequest& request) {
     RUNPATCH_TRY(auto table, read_dynamic(view_));
+    // Only the interpreter needs no dynamic section (patchelf edits such files too).
+    if ((!table || !table->has_strtab) && only_interpreter(request)) return plan_interpreter_only(request);
     if (!table) return view_.error("statically linked (no dynamic section): nothing to edit");
     if (!table->has_strtab) return view_.error("dynamic section has no string table");
     RUNPATCH_CHECK(check_segments());
@@ -46,6 +48,27 @@ class EditPlanner {
   }
 
  private:
+  static bool only_interpreter(const EditRequest& r) {
+    return r.interpreter && !r.runpath && !r.soname && r.add_needed.empty() && r.remove_needed.empty() &&
+           r.replace_needed.empty() && r.resolution_cache == ResolutionCacheMode::Refresh;
+  }
+
+  // A program whose loader sees no dynamic section (PT_DYNAMIC hidden, or
+  // nothing but DT_NULL): the interpreter is rewritten where it is, or moves
+  // into a segment of its own.
+  Expected<EditPlan> plan_interpreter_only(const EditRequest& request) {
+    RUNPATCH_CHECK(check_segments());
+    RUNPATCH_CHECK(plan_interpreter(request));
+    EditPlan plan;
+    plan.new_size = view_.bytes().size();
+    if (!interp_changed_) return plan;
+    if (interp_needs_room_) return plan_appended_segment(/*with_dynamic=*/false);
+    plan.strategy = EditStrategy::InPlace;
+    plan.layout_note = "interpreter rewritten in place";
+    add_interp_write(plan, WritePhase::Commit);
+    return plan;
+  }
+
   // The editor maps new addresses through the PT_LOADs and copies segments'
   // bytes, so they must be sound (gABI: inside the file; p_filesz <= p_memsz;
   // power-of-two alignment; no two PT_LOADs overlapping in memory). The loader rejects or crashes on such files anyway; editing one

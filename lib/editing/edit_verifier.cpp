@@ -405,11 +405,18 @@ Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const 
                     const ExpectedFacts& expected, const EditRequest& request, const EditPlan& plan) {
   const std::string& path = old_view.path();
   RUNPATCH_TRY(auto old_table, read_dynamic(old_view));
-  if (!old_table) return {};  // the planner refuses such files before a plan exists
   RUNPATCH_TRY(ElfInfo after, read_elf_info(result));
   RUNPATCH_CHECK(check_facts(path, before, after, expected, request, plan));
   RUNPATCH_TRY(auto new_view, ElfView<E>::parse(result));
   RUNPATCH_TRY(auto new_table, read_dynamic(new_view));
+  if (!old_table || !old_table->has_strtab) {
+    // An interpreter-only edit of a file the loader sees no dynamic section in.
+    if (new_table.has_value() != old_table.has_value()) return verification_error(path, "the dynamic section", "changed");
+    DynamicTable<E> none;
+    RUNPATCH_CHECK(check_write_regions(old_view, old_table ? *old_table : none, {}, plan));
+    RUNPATCH_CHECK(check_loads(old_view, none, new_view));
+    return check_mapped_in_place(old_view, new_view, after);
+  }
   if (!new_table) return verification_error(path, "the dynamic section", "is gone");
   auto moved = moved_tables(*old_table, *new_table);
   RUNPATCH_CHECK(check_write_regions(old_view, *old_table, moved, plan));

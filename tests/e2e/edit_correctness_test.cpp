@@ -148,6 +148,32 @@ TEST_P(EditCorrectness, SetInterpreterOnAPieWithoutRunpath) {
   test::expect_greets(arch(), dir / "prog");
 }
 
+// Programs whose loader sees no dynamic section (PT_DYNAMIC hidden, or
+// holding only DT_NULL): patchelf sets their interpreter, and so do we. glibc's
+// loader cannot start such a program, so readelf and patchelf are the oracles.
+TEST_P(EditCorrectness, InterpreterOfAProgramWithoutAVisibleDynamicSection) {
+  for (const char* mode : {"hide", "empty"}) {
+    fs::path dir = prepare(std::string("no-dynamic-") + mode, std::string("prog-dynamic-") + mode);
+    std::string interp = *read_elf_info(dir / "prog")->interpreter;
+    for (const std::string& wanted : {spelled_longer(interp, 40), interp}) {
+      EditRequest request;
+      request.interpreter = wanted;
+      auto outcome = edit_elf_file(dir / "prog", request);
+      ASSERT_TRUE(outcome) << mode << ": " << outcome.error().message();
+      auto readelf = run_command({"readelf", "-lW", (dir / "prog").string()}, true);
+      EXPECT_NE(readelf.output.find("[Requesting program interpreter: " + wanted + "]"), std::string::npos)
+          << mode << "\n" << readelf.output;
+      if (test::have_program("patchelf")) {
+        auto theirs = run_command({"patchelf", "--print-interpreter", (dir / "prog").string()}, true);
+        EXPECT_EQ(theirs.output, wanted + "\n") << mode;
+      }
+    }
+    EditRequest runpath;
+    runpath.runpath = [](const ElfInfo&) -> Expected<RunpathChange> { return RunpathChange::set("/x"); };
+    EXPECT_FALSE(edit_elf_file(dir / "prog", runpath)) << "a runpath needs a dynamic section";
+  }
+}
+
 // The loader only needs p_offset ≡ p_vaddr (mod p_align): a new segment
 // costs its own bytes, not padding up to an address.
 TEST_P(EditCorrectness, GrowthIsTheNewBytesOnly) {
