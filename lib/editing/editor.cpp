@@ -38,8 +38,7 @@ Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& 
   EditOutcome& outcome = p.outcome;
   RUNPATCH_TRY(outcome.before, read_elf_info(mapping.bytes(), path));
   RUNPATCH_TRY(p.plan, visit_elf(mapping.bytes(), path, [&](const auto& view) {
-                 using View = std::decay_t<decltype(view)>;
-                 return EditPlanner<typename View::Target>(view, outcome.before, options).plan(request);
+                 return plan_edit(view, outcome.before, options, request);
                }));
   spoil_plan_for_testing(p.plan, options);
   RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), path, outcome.before, request, p.plan));

@@ -50,8 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   runpatch::EditOptions options;
   edit.request.resolution_root = "/nonexistent-fuzz-root";
   auto plan = runpatch::visit_elf(bytes, name, [&](const auto& view) {
-    using View = std::decay_t<decltype(view)>;
-    return runpatch::EditPlanner<typename View::Target>(view, *before, options).plan(edit.request);
+    return runpatch::plan_edit(view, *before, options, edit.request);
   });
   if (!plan) {
     if (plan.error().what.empty()) std::abort();

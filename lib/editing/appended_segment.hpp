@@ -1,0 +1,24 @@
+// Lays an edit out in a segment appended to the file, when it does not fit
+// into the existing tables: choose room for the new program headers, build
+// the string table, place the segment, rewrite the program headers, assemble
+// the tail (docs/editing.md, section 3).
+#pragma once
+
+#include "editing/plan_context.hpp"
+
+namespace runpatch {
+
+// with_dynamic: a read-write segment takes the dynamic strings and section
+// (and whatever has to move with them); a resolution-cache note then gets a
+// read-only segment of its own after it. Without it, one read-only segment
+// takes the note or the interpreter (and the program headers or notes that
+// make room for them).
+template <class E>
+Expected<EditPlan> plan_appended_segment(const PlanContext<E>& context, bool with_dynamic);
+
+extern template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf32LE>&, bool);
+extern template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf32BE>&, bool);
+extern template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf64LE>&, bool);
+extern template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf64BE>&, bool);
+
+}  // namespace runpatch

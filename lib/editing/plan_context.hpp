@@ -1,0 +1,118 @@
+// What an edit of one ELF image wants, worked out before any layout is
+// chosen: the dynamic section as it is and as it must become, the
+// interpreter, the resolution-cache note and the version needs to rename. Both
+// ways of laying an edit out (edit_planner.cpp: in place; appended_segment.cpp:
+// a new segment) read it and share the writes built from it. Private to those
+// two files, which instantiate the templates for the four ELF flavours.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "editing/byte_buffer.hpp"
+#include "editing/dynamic_model.hpp"
+#include "editing/planned_write.hpp"
+#include "editing/resolution_cache_edit.hpp"
+
+namespace runpatch {
+
+template <class E>
+struct PlanContext {
+  using Ehdr = elf::Ehdr<E>;
+  using Phdr = elf::Phdr<E>;
+  using Shdr = elf::Shdr<E>;
+  using Dyn = elf::Dyn<E>;
+
+  PlanContext(const ElfView<E>& view, const ElfInfo& info, const EditOptions& options)
+      : view_(view), info_(info), options_(options) {}
+
+  static constexpr uint64_t kMinPage = 0x1000;
+  static constexpr uint64_t kSpareDynamicSlots = 4;
+  static constexpr uint64_t kMinStringSlack = 256;
+  static constexpr uint64_t kMaxLoadAlign = uint64_t(64) << 20;
+
+  struct VersionNeedUpdate {
+    uint64_t field_offset;  // of vn_file
+    std::string text;       // the library it must name
+    uint64_t new_value;     // string offset, once placed
+    bool written_in_copy = false;  // its table moved into the new segment
+  };
+
+  const ElfView<E>& view_;
+  const ElfInfo& info_;
+  const EditOptions& options_;
+  DynamicTable<E> table_;
+  DynamicModel original_;  // the dynamic section as it is
+  DynamicModel model_;     // as the request makes it
+  NoteChange note_;
+  std::vector<VersionNeedUpdate> verneed_updates_;
+  std::vector<std::string> warnings_;
+  const Phdr* interp_phdr_ = nullptr;
+  bool interp_changed_ = false;
+  bool interp_needs_room_ = false;
+  std::string new_interp_;
+
+  static void join_note(std::string& into, const std::string& more) {
+    if (!more.empty()) into += (into.empty() ? "" : "; ") + more;
+  }
+
+  static std::vector<uint8_t> phdr_bytes(const Phdr& ph) { return bytes_of(std::span<const Phdr>(&ph, 1)); }
+
+  uint64_t phdr_offset(size_t index) const { return uint64_t(view_.ehdr().e_phoff) + index * sizeof(Phdr); }
+
+  bool covers(const Phdr& segment, uint64_t off, uint64_t size) const {
+    return off >= segment.p_offset && off + size <= uint64_t(segment.p_offset) + uint64_t(segment.p_filesz);
+  }
+
+  uint64_t dynamic_vaddr() const {
+    const Phdr* ph = view_.find_phdr(elf::PT_DYNAMIC);
+    return ph ? uint64_t(ph->p_vaddr) : 0;
+  }
+
+  uint64_t page_size() const {
+    if (options_.page_size) return *options_.page_size;
+    uint64_t page = kMinPage;
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_type == elf::PT_LOAD) page = std::max<uint64_t>(page, ph.p_align);
+    return page;
+  }
+
+  std::vector<uint8_t> copy_range(uint64_t off, uint64_t size) const {
+    auto b = view_.bytes().subspan(off, size);
+    return {b.begin(), b.end()};
+  }
+
+  std::vector<uint8_t> serialize_dynamic(const DynamicModel& model, size_t slots) const {
+    std::vector<uint8_t> bytes(slots * sizeof(Dyn), 0);
+    for (size_t i = 0; i < model.entries.size(); ++i) {
+      auto* d = struct_at<Dyn>(bytes, i * sizeof(Dyn));
+      d->d_tag = model.entries[i].tag;
+      d->d_val = model.entries[i].value;
+    }
+    return bytes;
+  }
+
+  void add_interp_write(EditPlan& plan, WritePhase phase) const {
+    std::vector<uint8_t> bytes(uint64_t(interp_phdr_->p_filesz), 0);
+    std::memcpy(bytes.data(), new_interp_.data(), new_interp_.size());
+    plan.writes.push_back({phase, uint64_t(interp_phdr_->p_offset), std::move(bytes), "interpreter"});
+  }
+
+  // The vn_file fields switch after the dynamic section does: until then the old name is right.
+  void add_version_need_writes(EditPlan& plan) const {
+    for (const auto& update : verneed_updates_) {
+      if (update.written_in_copy) continue;
+      typename E::Word value;
+      value = static_cast<uint32_t>(update.new_value);
+      plan.writes.push_back({WritePhase::Commit, update.field_offset, bytes_of(std::span<const typename E::Word>(&value, 1)),
+                             "version need file"});
+    }
+  }
+};
+
+}  // namespace runpatch
