@@ -1,5 +1,5 @@
 # cmake --install: library, headers, CMake package, pkg-config file, tools,
-# Nixpkgs hooks and (with help2man) man pages.
+# Nixpkgs hooks, shell completions and man pages.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -25,12 +25,27 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/hooks/ DESTINATION ${CMAKE_INSTALL_DATAD
 install(FILES ${PROJECT_SOURCE_DIR}/completions/runpatch.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME runpatch)
 install(FILES ${PROJECT_SOURCE_DIR}/completions/_runpatch DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+foreach(tool runpatch-patchelf auto-patchelf)
+  install(FILES ${PROJECT_SOURCE_DIR}/completions/${tool}.bash
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ${tool})
+  install(FILES ${PROJECT_SOURCE_DIR}/completions/_${tool} DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+endforeach()
 
 # Man pages from the same text as --help: runpatch(1), runpatch-patchelf(1)
-# and one runpatch-SUB(1) per subcommand.
-find_program(HELP2MAN help2man)
-if(HELP2MAN)
+# and one runpatch-SUB(1) per subcommand, each with the EXIT STATUS, FILES and
+# EXAMPLES sections of docs/man/PAGE.h2m. Without help2man the build fails
+# rather than install no pages; -DRUNPATCH_MAN_PAGES=OFF builds none (e.g.
+# when cross-compiling: help2man runs the tools).
+option(RUNPATCH_MAN_PAGES "Generate and install the man pages (needs help2man)" ON)
+if(RUNPATCH_MAN_PAGES)
+  find_program(HELP2MAN help2man)
+  if(NOT HELP2MAN)
+    message(FATAL_ERROR "help2man not found: it writes the man pages. Install it (Debian: apt-get install help2man), "
+                        "or configure with -DRUNPATCH_MAN_PAGES=OFF to build without man pages.")
+  endif()
   set(_man_dir ${PROJECT_BINARY_DIR}/man)
+  set(_man_src ${PROJECT_SOURCE_DIR}/docs/man)
+  set(_man_script ${PROJECT_SOURCE_DIR}/cmake/man-page.sh)
   set(_subcommands
     "print|show interpreter, needed libraries and runpaths of ELF files"
     "scan|list every dynamically linked ELF file under directories"
@@ -44,23 +59,24 @@ if(HELP2MAN)
     "check|verify runpaths for CI"
     "doctor|which libcuda each CUDA program loads on this machine, and whether it works")
   set(_pages ${_man_dir}/runpatch.1 ${_man_dir}/runpatch-patchelf.1)
+  set(_includes ${_man_src}/runpatch.h2m ${_man_src}/runpatch-patchelf.h2m)
   set(_commands
     COMMAND ${CMAKE_COMMAND} -E make_directory ${_man_dir}
-    COMMAND ${HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
-            -n "read and rewrite the runpaths of ELF files" -o ${_man_dir}/runpatch.1 $<TARGET_FILE:runpatch_cli>
-    COMMAND ${HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
-            -n "patchelf-compatible front end of runpatch" -o ${_man_dir}/runpatch-patchelf.1
-            $<TARGET_FILE:runpatch_patchelf>)
+    COMMAND ${_man_script} ${HELP2MAN} $<TARGET_FILE:runpatch_cli> ${PROJECT_VERSION}
+            "read and rewrite the runpaths of ELF files" ${_man_src}/runpatch.h2m ${_man_dir}/runpatch.1
+    COMMAND ${_man_script} ${HELP2MAN} $<TARGET_FILE:runpatch_patchelf> ${PROJECT_VERSION}
+            "patchelf-compatible front end of runpatch" ${_man_src}/runpatch-patchelf.h2m ${_man_dir}/runpatch-patchelf.1)
   foreach(entry ${_subcommands})
     string(REPLACE "|" ";" parts "${entry}")
     list(GET parts 0 sub)
     list(GET parts 1 summary)
     list(APPEND _pages ${_man_dir}/runpatch-${sub}.1)
-    list(APPEND _commands COMMAND ${PROJECT_SOURCE_DIR}/cmake/subcommand-man.sh ${HELP2MAN} $<TARGET_FILE:runpatch_cli>
-         ${PROJECT_VERSION} ${sub} "${summary}" ${_man_dir}/runpatch-${sub}.1)
+    list(APPEND _includes ${_man_src}/runpatch-${sub}.h2m)
+    list(APPEND _commands COMMAND ${_man_script} ${HELP2MAN} $<TARGET_FILE:runpatch_cli> ${PROJECT_VERSION}
+         "${summary}" ${_man_src}/runpatch-${sub}.h2m ${_man_dir}/runpatch-${sub}.1 ${sub})
   endforeach()
   add_custom_command(OUTPUT ${_pages} ${_commands}
-    DEPENDS runpatch_cli runpatch_patchelf ${PROJECT_SOURCE_DIR}/cmake/subcommand-man.sh VERBATIM)
+    DEPENDS runpatch_cli runpatch_patchelf ${_man_script} ${_includes} VERBATIM)
   add_custom_target(man ALL DEPENDS ${_pages})
   install(FILES ${_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endif()

@@ -30,6 +30,19 @@ Status sync(int fd, const std::string& path) {
   return {};
 }
 
+// The edited copy is what could not be created, in dest's directory; when the
+// directory is the obstacle, editing the file itself would still work.
+std::string cannot_create_copy_text(const std::string& src, const std::string& dest, int err) {
+  std::filesystem::path path(dest);
+  std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
+  std::string text = errno_text("cannot create the edited copy in " + dir + " (it is written there, then renamed to " +
+                                    path.filename().string() + ")",
+                                err);
+  if (src == dest && (err == EACCES || err == EPERM))
+    text += "; --in-place edits the file itself and needs no write access to its directory";
+  return text;
+}
+
 }  // namespace
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
@@ -87,7 +100,7 @@ Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& 
   for (int attempt = 0; attempt < 100 && out.get() < 0; ++attempt) {
     temp = dest + ".runpatch-" + std::to_string(random());
     out = UniqueFd(::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777));
-    if (out.get() < 0 && errno != EEXIST) return make_error(dest, errno_text("cannot create"));
+    if (out.get() < 0 && errno != EEXIST) return make_error(dest, cannot_create_copy_text(src, dest, errno));
   }
   if (out.get() < 0) return make_error(dest, "cannot create a temporary file next to it");
   // copy_file_range lets the kernel (or a reflink-capable filesystem) do the copy.

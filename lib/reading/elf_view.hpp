@@ -125,9 +125,12 @@ class ElfView {
   template <class T>
   Expected<std::span<const T>> table_at(uint64_t off, uint64_t count, std::string_view what) const {
     auto bytes = checked_mul(count, sizeof(T));
-    if (!bytes || !in_file(off, *bytes))
-      return error(fmt::format("{} ({} entries of {} bytes) extends past end of file (size {})",
-                               what, count, sizeof(T), size_),
+    std::string_view entries = count == 1 ? "entry" : "entries";
+    if (!bytes)
+      return error(fmt::format("{} ({} {} of {} bytes) is larger than any file", what, count, entries, sizeof(T)), off);
+    if (!in_file(off, *bytes))
+      return error(fmt::format("{} ({} {} of {} bytes, {} bytes at offset {:#x}) extends past end of file (size {})",
+                               what, count, entries, sizeof(T), *bytes, off, size_),
                    off);
     const uint8_t* data = data_at(off, *bytes);
     if (!data) return error(fmt::format("cannot read {} ({} bytes)", what, *bytes), off);
@@ -184,12 +187,15 @@ class ElfView {
       return error(fmt::format("section header size is {} bytes, expected {}",
                                uint16_t(eh.e_shentsize), sizeof(Shdr)),
                    offsetof(Ehdr, e_shentsize));
-    RUNPATCH_TRY(auto first, table_at<Shdr>(shoff, 1, "section header table"));
     uint64_t count = eh.e_shnum;
-    if (count == 0) count = first[0].sh_size;  // extended numbering
-    if (count == 0) return {};
+    if (count == 0) {  // extended numbering: section header 0 holds the count
+      RUNPATCH_TRY(auto first, table_at<Shdr>(shoff, 1, "section header 0 (e_shnum is 0: extended numbering)"));
+      count = first[0].sh_size;
+      if (count == 0) return {};
+    }
+    // The whole table at once, so that a truncated one is reported with its real count.
     RUNPATCH_TRY(shdrs_, table_at<Shdr>(shoff, count, "section header table"));
-    shstrndx_ = eh.e_shstrndx == elf::SHN_XINDEX ? uint32_t(first[0].sh_link) : eh.e_shstrndx;
+    shstrndx_ = eh.e_shstrndx == elf::SHN_XINDEX ? uint32_t(shdrs_[0].sh_link) : eh.e_shstrndx;
     if (shstrndx_ >= count && shstrndx_ != elf::SHN_UNDEF)
       return error(fmt::format("section name table index {} is out of range ({} sections)",
                                shstrndx_, count),

@@ -184,8 +184,31 @@ void fill_candidates(const DoctorContext& ctx, const Resolution& r, LibcudaLoad&
     if (a.outcome == "also found" && first_time(a.path)) load.shadowed.push_back(describe(ctx, a.path, a.rule));
 }
 
+// A GPU kernel driver runs here: the nvidia module (its version is known), or L4T's nvgpu.
+bool kernel_driver_loaded(const DriverFacts& driver) { return driver.kernel_version || (driver.l4t && driver.l4t->nvgpu); }
+
+// Without a kernel driver no libcuda can work, and the driver's libcuda is
+// usually missing too: the driver is the cause, so it is the verdict.
+void judge_no_kernel_driver(const DriverFacts& driver, LibcudaLoad& load) {
+  load.verdict = DoctorVerdict::NoKernelDriver;
+  if (driver.l4t) {
+    load.explanation = "this L4T host has no GPU kernel driver loaded (neither nvgpu nor nvidia)";
+    load.fix = "load L4T's GPU driver (nvgpu on JetPack 5 and 6, nvidia on JetPack 7)";
+  } else {
+    load.explanation = "no NVIDIA kernel driver is loaded on this machine";
+    load.fix = "run on a machine with an NVIDIA GPU and driver (or load the nvidia kernel module)";
+  }
+  if (load.chosen) return;
+  load.explanation += ", and no libcuda.so.1 is in any directory the loader searches for " + load.loader;
+  load.fix += "; if none is found there either, add the driver directory to the runpath (runpatch driver FILE)";
+}
+
 void judge(const DoctorContext& ctx, LibcudaLoad& load) {
   const auto& kernel = ctx.driver.kernel_version;
+  if (!load.chosen && !kernel_driver_loaded(ctx.driver)) {
+    judge_no_kernel_driver(ctx.driver, load);
+    return;
+  }
   if (!load.chosen) {
     load.verdict = DoctorVerdict::NoLibcuda;
     load.explanation = "no libcuda.so.1 in any directory the loader searches for " + load.loader;
@@ -201,14 +224,12 @@ void judge(const DoctorContext& ctx, LibcudaLoad& load) {
                        : "remove the stubs directory from the runpath (runpatch driver drops it)";
     return;
   }
-  if (ctx.driver.l4t) {
-    judge_l4t(ctx.driver, ctx.session, ctx.options.env.root, load);
+  if (!kernel_driver_loaded(ctx.driver)) {
+    judge_no_kernel_driver(ctx.driver, load);
     return;
   }
-  if (!kernel) {
-    load.verdict = DoctorVerdict::NoKernelDriver;
-    load.explanation = "no NVIDIA kernel driver is loaded on this machine";
-    load.fix = "run on a machine with an NVIDIA GPU and driver (or load the nvidia kernel module)";
+  if (ctx.driver.l4t) {
+    judge_l4t(ctx.driver, ctx.session, ctx.options.env.root, load);
     return;
   }
   std::string version = c.version.value_or("unknown");

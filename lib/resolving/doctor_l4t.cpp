@@ -147,12 +147,6 @@ std::string describe_l4t(const L4tFacts& facts) {
 }
 
 void judge_l4t(const DriverFacts& driver, ResolutionSession& session, const fs::path& root, LibcudaLoad& load) {
-  if (!driver.l4t->nvgpu && !driver.kernel_version) {
-    load.verdict = DoctorVerdict::NoKernelDriver;
-    load.explanation = "this L4T host has no GPU kernel driver loaded (neither nvgpu nor nvidia)";
-    load.fix = "load L4T's GPU driver (nvgpu on JetPack 5 and 6, nvidia on JetPack 7)";
-    return;
-  }
   if (load.chosen->compat) judge_compat(driver, session, root, load);
   else judge_driver_library(driver, root, load);
 }

@@ -8,8 +8,9 @@
 
 namespace runpatch {
 
-// Judges load (its chosen libcuda is neither missing nor the stub) against
-// driver.l4t; session resolves cuda_compat's libcuda's own dependencies.
+// Judges load (its chosen libcuda is neither missing nor the stub, and a GPU
+// kernel driver is loaded) against driver.l4t; session resolves cuda_compat's
+// libcuda's own dependencies.
 void judge_l4t(const DriverFacts& driver, ResolutionSession& session, const std::filesystem::path& root,
                LibcudaLoad& load);
 

@@ -2,6 +2,7 @@
 // or not ELF, edits that do nothing or write empty entries, advice that must
 // be usable as given, and runpath entries spelled with extra slashes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -118,6 +119,44 @@ TEST(CliEdges, SetNamesItsOutputAndDryRunShowsOldAndNewValues) {
   EXPECT_TRUE(contains(dry.output, "  runpath: '$ORIGIN/lib' -> '/opt/y'\n")) << dry.output;
   EXPECT_TRUE(contains(dry.output, "  soname: (none) -> 'libp.so'\n")) << dry.output;
   EXPECT_EQ(runpath(prog), "$ORIGIN/lib");
+}
+
+TEST(CliEdges, ADirectoryWithoutWriteAccessNamesTheEditedCopyAndSuggestsInPlace) {
+  // root may create files in any directory, so as root the CLI runs as nobody
+  // (setpriv); a mode 0555 directory then refuses the edited copy with EACCES.
+  std::vector<std::string> as_user;
+  if (::geteuid() == 0) {
+    if (!test::have_program("setpriv")) GTEST_SKIP() << "running as root and setpriv is missing";
+    as_user = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  }
+  fs::path dir = fs::absolute(test::scratch_dir("cli_edges/read-only-dir"));
+  fs::path prog = copy_of("prog-norunpath", dir / "ro/prog");
+  fs::permissions(prog, fs::perms::all);  // the file itself stays writable (by nobody too): --in-place can work
+  fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                                  fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  struct Writable {  // restored however the test ends, so that the scratch directory can be removed
+    fs::path dir;
+    ~Writable() { fs::permissions(dir, fs::perms::owner_write, fs::perm_options::add); }
+  } restore{dir / "ro"};
+  // A long runpath grows the file: not a single-page write, so it goes through the copy.
+  std::string long_runpath = "/opt/" + std::string(300, 'x');
+  auto set = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = as_user;
+    argv.push_back(RUNPATCH_CLI);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return test::run_command(argv, true);
+  };
+  auto before = test::read_file(prog);
+  auto refused = set({"set", "--runpath", long_runpath, prog.string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_TRUE(contains(refused.output, prog.string() + ": cannot create the edited copy in " + (dir / "ro").string() +
+                                           " (it is written there, then renamed to prog): Permission denied; "
+                                           "--in-place edits the file itself"))
+      << refused.output;
+  EXPECT_EQ(test::read_file(prog), before);
+  auto in_place = set({"set", "--in-place", "--runpath", long_runpath, prog.string()});
+  EXPECT_EQ(in_place.exit_code, 0) << in_place.output;
+  EXPECT_EQ(runpath(prog), long_runpath);
 }
 
 TEST(CliEdges, AdviceIsUsableAsGiven) {

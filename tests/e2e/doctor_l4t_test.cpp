@@ -196,6 +196,24 @@ TEST_F(DoctorL4t, NoGpuModuleOnAnL4tHost) {
   EXPECT_NE(load["explanation"].get<std::string>().find("nvgpu"), std::string::npos);
 }
 
+TEST_F(DoctorL4t, NoGpuModuleAndNoLibcudaOnAnL4tHost) {
+  fs::remove(root_ / "proc/modules");
+  libcudart_searches({"pkg/lib"});  // no libcuda there, nor under the fake root's default directories
+  auto [json, load] = doctor_json(1);
+  EXPECT_EQ(json["host_kind"], "l4t");
+  EXPECT_EQ(load["verdict"], "no-kernel-driver") << load.dump(2);
+  EXPECT_TRUE(load["chosen"].is_null());
+  auto explanation = load["explanation"].get<std::string>();
+  EXPECT_NE(explanation.find("nvgpu"), std::string::npos) << explanation;
+  EXPECT_NE(explanation.find("no libcuda.so.1"), std::string::npos) << explanation;
+}
+
+TEST_F(DoctorL4t, NoLibcudaWithNvgpuLoadedIsNoLibcuda) {
+  libcudart_searches({"pkg/lib"});
+  auto [json, load] = doctor_json(1);
+  EXPECT_EQ(load["verdict"], "no-libcuda") << load.dump(2);
+}
+
 TEST_F(DoctorL4t, TheHostKindIsOnTheFirstLine) {
   libcudart_searches({"run/opengl-driver/lib"});
   auto l4t = doctor(false);

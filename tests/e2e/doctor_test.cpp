@@ -172,6 +172,20 @@ TEST_F(Doctor, NoKernelDriver) {
   EXPECT_EQ(load["verdict"], "no-kernel-driver");
 }
 
+TEST_F(Doctor, NoKernelDriverAndNoLibcudaBlamesTheDriver) {
+  // A machine without the NVIDIA driver has no libcuda either: the missing driver is the cause.
+  fake_proc(std::nullopt, "");
+  set_runpath(cudart_, (root_ / "pkg/lib").string());
+  auto [load, status] = doctor(prog_);
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(load["verdict"], "no-kernel-driver") << load.dump(2);
+  EXPECT_TRUE(load["chosen"].is_null());
+  auto explanation = load["explanation"].get<std::string>();
+  EXPECT_NE(explanation.find("no NVIDIA kernel driver"), std::string::npos) << explanation;
+  EXPECT_NE(explanation.find("no libcuda.so.1"), std::string::npos) << explanation;
+  EXPECT_NE(load["fix"].get<std::string>().find("runpatch driver"), std::string::npos) << load.dump(2);
+}
+
 TEST_F(Doctor, UserSpaceDriverOfAnotherVersion) {
   fake_proc("590.10.01", "NVIDIA H100 80GB HBM3");
   set_runpath(cudart_, driver_dir());

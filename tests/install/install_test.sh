@@ -16,12 +16,17 @@ for f in bin/runpatch bin/runpatch-patchelf bin/auto-patchelf lib/librunpatch.a 
          lib/cmake/runpatch/runpatchConfig.cmake include/runpatch/elf_info.hpp share/runpatch/hooks/add-driver-runpath.sh; do
   [[ -e $prefix/$f ]] || { echo "missing after install: $f"; fail=1; }
 done
-if command -v help2man >/dev/null; then
+for tool in runpatch runpatch-patchelf auto-patchelf; do
+  [[ -s $prefix/share/bash-completion/completions/$tool ]] || { echo "missing bash completion for $tool"; fail=1; }
+  [[ -s $prefix/share/zsh/site-functions/_$tool ]] || { echo "missing zsh completion for $tool"; fail=1; }
+done
+if [[ -d $build/man ]]; then  # built unless -DRUNPATCH_MAN_PAGES=OFF; their content: man_pages_test.sh
   for page in runpatch runpatch-patchelf runpatch-print runpatch-scan runpatch-set runpatch-tree runpatch-why \
               runpatch-driver runpatch-compat runpatch-apply runpatch-auto-patchelf runpatch-check runpatch-doctor; do
     [[ -s $prefix/share/man/man1/$page.1 ]] || { echo "missing man page $page.1"; fail=1; }
   done
   grep -q '^\.TH RUNPATCH-DOCTOR ' "$prefix/share/man/man1/runpatch-doctor.1" || { echo "runpatch-doctor.1 has the wrong title"; fail=1; }
+  if grep -lF "$build" "$prefix"/share/man/man1/*.1; then echo "installed man pages name the build directory"; fail=1; fi
 fi
 [[ "$("$prefix/bin/runpatch" print --json "$program" | grep -c '"runpath"')" == 1 ]] || { echo "installed runpatch does not run"; fail=1; }
 

@@ -1,4 +1,5 @@
 // Every malformed image gives one error naming the file and the problem; never a crash.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "runpatch/elf_info.hpp"
@@ -95,6 +96,28 @@ TEST(Malformed, WrongEntrySizes) {
 TEST(Malformed, SectionHeadersPastEof) {
   expect_error(corpus_case("64le-shdrs-past-eof"), "section header table");
   expect_error(corpus_case("64le-huge-shnum"), "section header table");
+}
+
+TEST(Malformed, TruncatedSectionHeaderTableNamesItsRealCount) {
+  // A 28-section file cut inside its first section header: the message used to say "1 entries".
+  for (bool is64 : {true, false}) {
+    auto elf = base_elf(is64);
+    uint64_t shnum_at = is64 ? 60 : 48, entry = is64 ? 64 : 40;
+    poke(elf.bytes, shnum_at, 2, false, 28);
+    for (uint64_t cut_at : {elf.layout.shoff + 10, elf.layout.shoff + 3 * entry + 7}) {
+      std::vector<uint8_t> cut(elf.bytes.begin(), elf.bytes.begin() + cut_at);
+      expect_error(cut, fmt::format("section header table (28 entries of {} bytes, {} bytes at offset {:#x}) extends "
+                                    "past end of file (size {})",
+                                    entry, 28 * entry, elf.layout.shoff, cut_at));
+    }
+  }
+}
+
+TEST(Malformed, TruncatedExtendedSectionCountNamesSectionZero) {
+  auto elf = base_elf();
+  poke(elf.bytes, 60, 2, false, 0);  // e_shnum 0: the count is in section header 0
+  std::vector<uint8_t> cut(elf.bytes.begin(), elf.bytes.begin() + elf.layout.shoff + 10);
+  expect_error(cut, "section header 0 (e_shnum is 0: extended numbering) (1 entry of 64 bytes, 64 bytes at offset");
 }
 
 TEST(Malformed, ExtendedProgramHeaderCount) {
