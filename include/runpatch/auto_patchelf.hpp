@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "runpatch/header_edit.hpp"
 #include "runpatch/policy.hpp"
 
 namespace runpatch {
@@ -31,6 +32,7 @@ struct AutoPatchelfOptions {
   std::optional<std::string> libc_dir;     // orig-libc + /lib: consulted before the index
   RunpathPolicy layers;          // compat/driver layers applied in the same write (none: the script's runpath)
   EditRequest extra;             // further edits (--extra-args), in the same write
+  HeaderEditRequest extra_headers;  // --extra-args' header edits (OS ABI, execstack, ...), right after that write
   bool dry_run = false;
   bool in_place = false;  // EditOptions::in_place
   unsigned threads = 0;

@@ -13,6 +13,7 @@
 #include "pyelftools_names.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/elf_types.hpp"
+#include "runpatch/header_edit.hpp"
 #include "runpatch/mapped_file.hpp"
 #include "runpatch/runpath_ops.hpp"
 #include "runpatch/scan.hpp"
@@ -152,8 +153,16 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   options.dry_run = o.dry_run;
   options.in_place = o.in_place;
   auto edited = edit_elf_file(path, request, options);
-  if (!edited) out.error = edited.error();
-  else out.warnings = std::move(edited->warnings);
+  if (!edited) {
+    out.error = edited.error();
+    return;
+  }
+  out.warnings = std::move(edited->warnings);
+  // The script hands patchelfFlags to every patchelf run on the file, so its
+  // header flags apply exactly to the files it edits.
+  if (o.extra_headers.empty()) return;
+  auto headers = edit_elf_headers(path, o.extra_headers, options);
+  if (!headers) out.error = headers.error();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "process.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/elf_info.hpp"
+#include "runpatch/header_edit.hpp"
 #include "runpatch/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Check {
-  std::string what, file, value;  // what: runpath, rpath, interpreter
+  std::string what, file, value;  // what: runpath, rpath, interpreter, osabi, execstack, nodeflib
 };
 
 struct Scenario {
@@ -57,7 +58,8 @@ std::vector<Scenario> load_scenarios() {
     else if (w[0] == "setup") out.back().setup.emplace_back(w.begin() + 1, w.end());
     else if (w[0] == "args") out.back().args = line.substr(5);
     else if (w[0] == "exit") out.back().exit = std::stoi(w.at(1));
-    else if (w[0] == "runpath" || w[0] == "rpath" || w[0] == "interpreter")
+    else if (w[0] == "runpath" || w[0] == "rpath" || w[0] == "interpreter" || w[0] == "osabi" ||
+             w[0] == "execstack" || w[0] == "nodeflib")
       out.back().checks.push_back({w[0], w.at(1), line.substr(w[0].size() + w[1].size() + 2)});
     else if (w[0] == "stdout") block = &out.back().stdout_lines;
     else if (w[0] == "stderr") block = &out.back().stderr_tail;
@@ -123,8 +125,23 @@ bool apply_setup(const std::vector<std::string>& s, const fs::path& root, std::s
   return true;
 }
 
+// What patchelf --print-os-abi / --print-execstack would print.
+std::string header_value(const Check& c, const fs::path& root) {
+  auto facts = read_header_facts(root / c.file);
+  if (!facts) return "unreadable: " + facts.error().message();
+  if (c.what == "osabi") return patchelf_osabi_name(facts->osabi);
+  switch (facts->exec_stack) {
+    case ExecStack::Executable: return "X";
+    case ExecStack::NotExecutable: return "-";
+    case ExecStack::Unknown: break;
+  }
+  return "?";
+}
+
 std::string check_value(const Check& c, const fs::path& root) {
+  if (c.what == "osabi" || c.what == "execstack") return header_value(c, root);
   auto info = read_elf_info(root / c.file);
+  if (c.what == "nodeflib") return info ? (info->nodeflib() ? "yes" : "no") : "unreadable: " + info.error().message();
   if (!info) return "unreadable: " + info.error().message();
   std::optional<std::string> v = c.what == "runpath" ? info->runpath : c.what == "rpath" ? info->rpath : info->interpreter;
   return v ? *v : "<none>";

@@ -13,7 +13,30 @@ expect_eq() {  # what actual expected
 }
 runpath_of() { readelf -d "$1" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p'; }
 
-# The hook's autoPatchelf: the same words, in the same order, as Nixpkgs' setup hook passes them.
+# The newer setup hook's registration (its autoPatchelfSearchPaths array): each
+# addAutoPatchelfSearchPath [--no-recurse] [--] PATH... appends MODE PATH pairs
+# (recursive, or shallow with --no-recurse; no PATH means "."; an empty PATH is
+# skipped with a warning), in registration order.
+autoPatchelfSearchPaths=()
+addAutoPatchelfSearchPath() {
+  local mode=recursive path
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --) shift; break ;;
+      --no-recurse) shift; mode=shallow ;;
+      *) break ;;
+    esac
+  done
+  [ $# -gt 0 ] || set -- .
+  for path in "$@"; do
+    if [ -z "$path" ]; then echo "addAutoPatchelfSearchPath: WARNING: ignoring empty search path" >&2; continue; fi
+    autoPatchelfSearchPaths+=("$mode" "$path")
+  done
+}
+
+# The hook's autoPatchelf: the same words, in the same order, as Nixpkgs' setup hook passes them
+# (the newer hook adds one --search-path MODE PATH per registration right after --libs' values;
+# with none registered the line is the older hook's).
 autoPatchelf() {
   local norecurse=
   while [ $# -gt 0 ]; do
@@ -23,10 +46,16 @@ autoPatchelf() {
       *) break ;;
     esac
   done
+  local -a searchPathArgs=()
+  local i
+  for ((i = 0; i < ${#autoPatchelfSearchPaths[@]}; i += 2)); do
+    searchPathArgs+=(--search-path "${autoPatchelfSearchPaths[i]}" "${autoPatchelfSearchPaths[i + 1]}")
+  done
   "$auto_patchelf" ${norecurse:+--no-recurse} \
     --ignore-missing "${autoPatchelfIgnoreMissingDeps[@]}" \
     --paths "$@" \
     --libs "${autoPatchelfLibs[@]}" \
+    "${searchPathArgs[@]}" \
     --runtime-dependencies "${runtimeDependencies[@]/%//lib}" \
     --append-rpaths "${appendRunpaths[@]}" \
     "${autoPatchelfFlags[@]}" \
@@ -98,6 +127,52 @@ rc=$( (export NIX_BINTOOLS=$root/bintools; autoPatchelfIgnoreMissingDeps=(); aut
   appendRunpaths=(); autoPatchelfFlags=(); patchelfFlags=(); autoPatchelf -- >"$root/log" 2>&1) && echo 0 || echo $?)
 expect_eq "no outputs: the script's exit status" "$rc" 1
 expect_eq "no outputs: its message" "$(tail -1 "$root/log")" "No paths to patch, stopping."
+
+osabi_of() { readelf -h "$1" | sed -n 's/^ *OS\/ABI: *//p'; }
+none() { autoPatchelfIgnoreMissingDeps=() autoPatchelfLibs=() runtimeDependencies=() appendRunpaths=() autoPatchelfFlags=() patchelfFlags=(); }
+
+# patchelfFlags' header edits reach the files the script runs patchelf on, and only those.
+root=$scratch/patchelf-flags
+make_package "$root"
+rc=$(none; patchelfFlags=(--set-os-abi Linux --set-execstack); run_hook "$root")
+expect_eq "patchelfFlags header edits: exit status" "$rc" 0
+expect_eq "patchelfFlags --set-os-abi: the edited program" "$(osabi_of "$root/out/bin/prog")" "UNIX - GNU"
+expect_eq "patchelfFlags --set-execstack: the edited program" \
+  "$(readelf -lW "$root/out/bin/prog" | awk '/GNU_STACK/ { print $7 }')" "RWE"
+expect_eq "patchelfFlags: the library the script leaves alone" "$(osabi_of "$root/lib/lib/libgreet.so")" "UNIX - System V"
+
+# addAutoPatchelfSearchPath: recursive by default, shallow with --no-recurse, first registration wins.
+search_package() {  # ROOT: libgreet only in ROOT/vendor/sub and ROOT/flat
+  make_package "$1"
+  mkdir -p "$1/vendor/sub" "$1/flat"
+  cp "$1/lib/lib/libgreet.so" "$1/vendor/sub/"
+  mv "$1/lib/lib/libgreet.so" "$1/flat/"
+}
+root=$scratch/search-recursive
+search_package "$root"
+rc=$(none; autoPatchelfSearchPaths=(); addAutoPatchelfSearchPath "$root/vendor"; run_hook "$root")
+expect_eq "search path, recursive: exit status" "$rc" 0
+expect_eq "search path, recursive: found below the root" "$(runpath_of "$root/out/bin/prog")" "$root/vendor/sub"
+
+root=$scratch/search-shallow
+search_package "$root"
+rc=$(none; autoPatchelfSearchPaths=(); addAutoPatchelfSearchPath --no-recurse "$root/vendor"; run_hook "$root")
+expect_eq "search path, --no-recurse: not found below the root, the build fails" "$rc" 1
+expect_eq "search path, --no-recurse: error line" "$(grep '^error:' "$root/log")" \
+  "error: auto-patchelf could not satisfy dependency libgreet.so wanted by $root/out/bin/prog"
+
+root=$scratch/search-order
+search_package "$root"
+rc=$(none; autoPatchelfSearchPaths=(); addAutoPatchelfSearchPath --no-recurse "$root/flat"
+  addAutoPatchelfSearchPath -- "$root/vendor"; run_hook "$root")
+expect_eq "search paths: exit status" "$rc" 0
+expect_eq "search paths: the first registration wins" "$(runpath_of "$root/out/bin/prog")" "$root/flat"
+
+root=$scratch/search-empty
+search_package "$root"
+rc=$(none; autoPatchelfSearchPaths=(); addAutoPatchelfSearchPath "" "$root/flat" 2>"$root/warn"; run_hook "$root")
+expect_eq "search paths: an empty path is skipped" "$rc" 0
+expect_eq "search paths: the warning" "$(cat "$root/warn")" "addAutoPatchelfSearchPath: WARNING: ignoring empty search path"
 
 echo "auto-patchelf hook: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

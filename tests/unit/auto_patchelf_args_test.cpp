@@ -91,6 +91,8 @@ const Row kRows[] = {
     {{"--paths", "/o", "--search-path", "recursive"}, "error: argument --search-path: expected 2 arguments"},
     {{"--paths", "/o", "--search-path", "deep", "/x"},
      "error: argument --search-path: invalid mode: 'deep' (choose from 'recursive', 'shallow')"},
+    {{"--paths", "/o", "--search-path", "shallow", ""},
+     "error: argument --search-path: empty PATH (it would search the working directory)"},
     {{"--paths", "/o", "--", "/p"}, "error: unrecognized arguments: -- /p"},
     // Words that look like negative numbers or contain spaces are values.
     {{"--paths", "/o", "-1", "--libs", "-x y"}, "paths=[/o,-1] libs=[-x y]"},
@@ -98,6 +100,10 @@ const Row kRows[] = {
     {{"--paths", "/o", "--search-path", "recursive", "/a", "--search-path", "shallow", "/b", "--interpreter", "/ld"},
      "paths=[/o] search=recursive:/a search=shallow:/b interpreter=/ld"},
     {{"--paths", "/o", "--atomic"}, "paths=[/o] atomic"},
+    // The newer hook's layout: the pairs between --libs' values and --runtime-dependencies.
+    {{"--ignore-missing", "--paths", "/o", "--libs", "/l", "--search-path", "shallow", "/s", "--runtime-dependencies",
+      "--append-rpaths", "--extra-args"},
+     "paths=[/o] libs=[/l] search=shallow:/s"},
     // -h wins over a missing --paths, but not over an earlier error.
     {{"--ignore-missing", "-h"}, "paths=[] help"},
     {{"--paths", "/o", "--keep-libc=1", "--help"}, "error: argument --keep-libc: ignored explicit argument '1'"},

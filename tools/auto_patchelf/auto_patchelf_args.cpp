@@ -181,9 +181,11 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
       for (const auto& e : extras) text += (text.empty() ? "" : " ") + e;
       throw UsageError{"unrecognized arguments: " + text};
     }
-    for (const auto& [mode, path] : out.search_paths)
+    for (const auto& [mode, path] : out.search_paths) {
       if (mode != "recursive" && mode != "shallow")
         throw UsageError{"argument --search-path: invalid mode: '" + mode + "' (choose from 'recursive', 'shallow')"};
+      if (path.empty()) throw UsageError{"argument --search-path: empty PATH (it would search the working directory)"};
+    }
   } catch (const UsageError& e) {
     return {std::nullopt, e.message};
   }
@@ -228,7 +230,9 @@ std::string auto_patchelf_help() {
          "                        their runpaths).\n"
          "  --search-path MODE PATH\n"
          "                        Also search PATH for libraries, after --libs; MODE is\n"
-         "                        'recursive' or 'shallow'. Repeatable, in order.\n"
+         "                        'recursive' or 'shallow'. Repeatable; the first pair\n"
+         "                        holding a library wins (addAutoPatchelfSearchPath\n"
+         "                        [--no-recurse] passes one pair per registration).\n"
          "  --interpreter INTERPRETER\n"
          "                        Interpreter to set (default: the first line of\n"
          "                        $NIX_BINTOOLS/nix-support/dynamic-linker).\n"
