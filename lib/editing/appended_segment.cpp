@@ -349,8 +349,11 @@ class SegmentAppender : PlanContext<E> {
         std::memcpy(tail.data() + c.rel + (note_.existing->offset - c.off), header.data(), header.size());
   }
 
-  // The section headers, updated and appended after the segment.
-  Expected<std::vector<MovedSection>> append_section_headers(std::vector<uint8_t>& tail, Ehdr& new_eh) const {
+  // The section headers, updated where they are when their number stays (only
+  // tools read them, so they follow after the commit and cost no bytes), or
+  // appended after the segment when a section is added.
+  Expected<std::vector<MovedSection>> update_section_headers(EditPlan& plan, std::vector<uint8_t>& tail,
+                                                             Ehdr& new_eh) const {
     if (view_.shdrs().empty()) return std::vector<MovedSection>();
     std::vector<Shdr> shdrs(view_.shdrs().begin(), view_.shdrs().end());
     auto moved = update_sections(shdrs, seg_off_, seg_vaddr_, rel_.strtab, rel_.dynamic, dyn_slots_, strtab_.size(),
@@ -360,9 +363,13 @@ class SegmentAppender : PlanContext<E> {
                                          note_bytes_.size()));
     else if (place_note_)
       RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail, seg_off_, note_off_, note_vaddr_, note_bytes_.size()));
+    auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
+    if (shdrs.size() == view_.shdrs().size()) {
+      plan.writes.push_back({WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff), std::move(sh_bytes), "section headers"});
+      return moved;
+    }
     uint64_t shoff = align_up(seg_off_ + tail.size(), 8);
     tail.resize(shoff - seg_off_, 0);
-    auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
     tail.insert(tail.end(), sh_bytes.begin(), sh_bytes.end());
     new_eh.e_shoff = shoff;
     return moved;
@@ -394,7 +401,7 @@ class SegmentAppender : PlanContext<E> {
     neutralize_shared_note(plan, tail);
     std::vector<uint8_t> header = copy_range(0, sizeof(Ehdr));
     auto* new_eh = struct_at<Ehdr>(header, 0);
-    RUNPATCH_TRY(auto moved, append_section_headers(tail, *new_eh));
+    RUNPATCH_TRY(auto moved, update_section_headers(plan, tail, *new_eh));
     if (view_.ehdr().e_phnum == elf::PN_XNUM) return view_.error("extended program header numbering (PN_XNUM) cannot grow");
     new_eh->e_phnum = static_cast<uint16_t>(phdrs_.size());
 

@@ -20,7 +20,7 @@ std::vector<Region> editable_regions(const std::filesystem::path& original) {
   };
   struct Load { uint64_t off, vaddr, filesz; };
   std::vector<Load> loads;
-  uint64_t phoff = 0, phnum = 0, phentsize = 0, ehsize = 0;
+  uint64_t phoff = 0, phnum = 0, phentsize = 0, ehsize = 0, shoff = 0, shnum = 0, shentsize = 0;
   {
     std::istringstream in(lines_of("-h", original));
     for (std::string line; std::getline(in, line);) {
@@ -33,9 +33,14 @@ std::vector<Region> editable_regions(const std::filesystem::path& original) {
       if (auto v = value("Number of program headers:")) phnum = *v;
       if (auto v = value("Size of program headers:")) phentsize = *v;
       if (auto v = value("Size of this header:")) ehsize = *v;
+      if (auto v = value("Start of section headers:")) shoff = *v;
+      if (auto v = value("Number of section headers:")) shnum = *v;
+      if (auto v = value("Size of section headers:")) shentsize = *v;
     }
   }
   regions.push_back({0, ehsize, "ELF header"});
+  // Updated where it is when no section is added (only tools read it).
+  if (shoff) regions.push_back({shoff, shoff + shnum * shentsize, "section headers"});
   // One more entry may be added in place, over bytes moved out of its way.
   regions.push_back({phoff, phoff + (phnum + 1) * phentsize, "program headers"});
   {
