@@ -12,12 +12,12 @@ _runpatch() {
   case ${COMP_WORDS[1]} in
     print) opts="--json" ;;
     scan) opts="--json --dynamic-paths --jobs" ;;
-    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run --in-place --ldcache --remove-ldcache" ;;
+    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run --in-place --atomic-copy --ldcache --remove-ldcache" ;;
     tree) opts="--json --stats --use-ldcache --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     why) opts="--search --json --use-ldcache --root --ld-library-path --ld-so-cache --ignore-environment" ;;
-    driver) opts="--driver-dir --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
-    compat) opts="--libcuda --driver-dir --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
-    apply) opts="--policy --dry-run --in-place --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
+    driver) opts="--driver-dir --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
+    compat) opts="--libcuda --driver-dir --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
+    apply) opts="--policy --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --in-place --ldcache --remove-ldcache --extra-args" ;;
     doctor) opts="--json --proc-root --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     check) opts="--json --junit --sarif --fail-on --forbid --disable --driver-dir --interpreter --require --search --root --ignore-environment" ;;

@@ -67,6 +67,10 @@ struct EditOptions {
   // so a 300 MB library is edited in milliseconds. Files with several hard
   // links are always edited in place, so that every link sees the change.
   bool in_place = false;
+  // Always take the copy path (--atomic-copy): also for single-page edits,
+  // files with several hard links (this name gets the copy; other links keep
+  // the old file) and files whose owner a copy cannot keep (then an error).
+  bool atomic_copy = false;
   // Testing only: perform this many of the planned writes, then stop as if killed.
   std::optional<size_t> stop_after_writes;
   // Testing only: a deliberately wrong plan, which verification must catch

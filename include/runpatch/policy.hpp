@@ -73,6 +73,7 @@ struct ApplyOptions {
   bool in_place = false;  // EditOptions::in_place: speed instead of atomic replacement
   std::function<void(size_t done, size_t total)> progress;  // called from worker threads as files finish
   ResolutionCacheMode resolution_cache = ResolutionCacheMode::Refresh;  // EditRequest::resolution_cache
+  bool atomic_copy = false;  // EditOptions::atomic_copy
 };
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
                                 const ApplyOptions& options = {});

@@ -9,6 +9,7 @@
 #include "editing/edit_planner.hpp"
 #include "editing/edit_verifier.hpp"
 #include "editing/file_io.hpp"
+#include "editing/replacement.hpp"
 #include "reading/file_checks.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/edit.hpp"
@@ -60,15 +61,6 @@ bool is_single_page_write(const EditPlan& plan, uint64_t old_size) {
   return !w.bytes.empty() && w.offset / kPage == (w.offset + w.bytes.size() - 1) / kPage;
 }
 
-// Edits a private copy next to dest and renames it over dest.
-Status replace_by_copy(const std::string& source, const std::string& dest, const EditPlan& plan, bool keep_owner) {
-  RUNPATCH_TRY(auto temp, copy_to_temporary(source, dest, keep_owner));
-  Status status = apply_plan_to_copy(temp.first.get(), dest, plan);
-  if (status) status = replace_with(temp.second, dest, temp.first.get());
-  if (!status) ::unlink(temp.second.c_str());
-  return status;
-}
-
 Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& request,
                                          const EditOptions& options) {
   if (options.dry_run) {
@@ -80,20 +72,23 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   // The lock is held on this descriptor until the edit is done, whichever way it is written.
   RUNPATCH_TRY(UniqueFd locked, open_for_edit(name, /*writable=*/options.in_place));
   struct stat st {};
-  ::fstat(locked.get(), &st);
+  if (::fstat(locked.get(), &st) != 0) return make_error(name, errno_text("cannot stat"));
+  remove_stale_copy(name);
   RUNPATCH_TRY(Planned p, plan_edit(locked.get(), name, request, options));
   if (p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
-  bool in_place = options.in_place || st.st_nlink > 1 || is_single_page_write(p.plan, p.outcome.old_size);
-  if (in_place) {
+  // Every hard link must see the edit, and a copy must not change the owner:
+  // then the file itself is written.
+  bool must_write_in_place = options.in_place || st.st_nlink > 1 || !copy_can_keep_owner(st);
+  if (!options.atomic_copy && (must_write_in_place || is_single_page_write(p.plan, p.outcome.old_size))) {
     UniqueFd writable(options.in_place ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
     if (writable.get() >= 0) {
       RUNPATCH_CHECK(apply_plan(writable.get(), name, p.plan, p.outcome.old_size, options.stop_after_writes));
       return std::move(p.outcome);
     }
-    // A running program (ETXTBSY) or a read-only file: an atomic replacement still works.
-    if (options.in_place || st.st_nlink > 1) return make_error(name, errno_text("cannot open for writing"));
+    if (must_write_in_place) return make_error(name, errno_text("cannot open for writing"));
+    // A running program (ETXTBSY): an atomic replacement still works.
   }
-  RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, /*keep_owner=*/true));
+  RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, DestLock::Held));
   return std::move(p.outcome);
 }
 
@@ -125,7 +120,7 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
   UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
   if (source.get() < 0) return make_error(name, errno_text("cannot open"));
   RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, options));
-  if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, /*keep_owner=*/false));
+  if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, DestLock::NotHeld));
   return std::move(p.outcome);
 }
 

@@ -1,9 +1,10 @@
-// File handling for edits: opening with a lock, copying for --output, and
-// applying planned writes in crash-safe order.
+// File handling for edits: opening with a lock and applying planned writes
+// in crash-safe order (the copy path is replacement.hpp).
 #pragma once
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "editing/planned_write.hpp"
@@ -36,16 +37,9 @@ class UniqueFd {
 // process replaced the file under the name, so the lock is on what path names.
 Expected<UniqueFd> open_for_edit(const std::string& path, bool writable = true);
 
-// Writes every planned write in order, for a private copy that nothing else
-// sees until it is renamed into place (replace_with syncs it).
-Status apply_plan_to_copy(int fd, const std::string& path, const EditPlan& plan);
-
-// Syncs and renames temp over dest (and syncs the directory): the atomic step.
-Status replace_with(const std::string& temp, const std::string& dest, int temp_fd);
-
-// Creates a temporary file next to dest with src's mode and contents (and owner, if asked).
-Expected<std::pair<UniqueFd, std::string>> copy_to_temporary(const std::string& src, const std::string& dest,
-                                                             bool keep_owner = false);
+// pwrite until every byte is written; an error names path, what and the offset.
+Status write_bytes(int fd, const std::string& path, uint64_t offset, std::span<const uint8_t> bytes,
+                   const std::string& what);
 
 // Prepare writes, sync, the commit, sync, cleanup, sync. A failed prepare
 // truncates the file back to old_size, so it is byte-identical to before.

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "editing/file_io.hpp"
+#include "editing/replacement.hpp"
 #include "reading/dynamic_table.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "reading/file_checks.hpp"
@@ -213,15 +214,6 @@ HeaderFacts facts_of(const ElfView<E>& view) {
   return facts;
 }
 
-// Writes the plan to a copy of source next to dest and renames it over dest.
-Status replace_by_copy(const std::string& source, const std::string& dest, const EditPlan& plan, bool keep_owner) {
-  RUNPATCH_TRY(auto temp, copy_to_temporary(source, dest, keep_owner));
-  Status status = apply_plan_to_copy(temp.first.get(), dest, plan);
-  if (status) status = replace_with(temp.second, dest, temp.first.get());
-  if (!status) ::unlink(temp.second.c_str());
-  return status;
-}
-
 Expected<EditPlan> plan_for_fd(int fd, const std::string& path, const HeaderEditRequest& request) {
   RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
   return plan_header_edits(mapping.bytes(), path, request);
@@ -243,13 +235,15 @@ Expected<HeaderEditOutcome> edit_where_it_lies(const std::string& name, const He
   if (::fstat(locked.get(), &st) != 0) return make_error(name, errno_text("cannot stat"));
   RUNPATCH_TRY(EditPlan plan, plan_for_fd(locked.get(), name, request));
   if (plan.writes.empty() || options.dry_run) return outcome_of(plan);
-  if (options.in_place || st.st_nlink > 1) {
+  remove_stale_copy(name);
+  // Every hard link must see the edit, and a copy must not change the owner.
+  if (!options.atomic_copy && (options.in_place || st.st_nlink > 1 || !copy_can_keep_owner(st))) {
     UniqueFd writable(options.in_place ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
     if (writable.get() < 0) return make_error(name, errno_text("cannot open for writing"));
     RUNPATCH_CHECK(apply_plan(writable.get(), name, plan, uint64_t(st.st_size), options.stop_after_writes));
     return outcome_of(plan);
   }
-  RUNPATCH_CHECK(replace_by_copy(name, name, plan, /*keep_owner=*/true));
+  RUNPATCH_CHECK(replace_by_copy(name, name, plan, DestLock::Held));
   return outcome_of(plan);
 }
 
@@ -308,7 +302,7 @@ Expected<HeaderEditOutcome> edit_elf_headers(const std::filesystem::path& path, 
   if (source.get() < 0) return make_error(name, errno_text("cannot open"));
   RUNPATCH_TRY(EditPlan plan, plan_for_fd(source.get(), name, request));
   // patchelf writes --output even when nothing changes.
-  if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, options.output->string(), plan, /*keep_owner=*/false));
+  if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, options.output->string(), plan, DestLock::NotHeld));
   return outcome_of(plan);
 }
 

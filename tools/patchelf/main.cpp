@@ -50,7 +50,7 @@ void show_help(const char* argv0) {
              "  [--clear-execstack]\n  [--set-execstack]\n"
              "  [--rename-dynamic-symbols NAME_MAP_FILE]\tNot supported yet\n"
              "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
-             "  [--build-resolution-cache]\n  [--output FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
+             "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
              argv0);
 }
 
@@ -135,6 +135,7 @@ void edit_file(const Arguments& args, const ElfInfo& info, const std::string& fi
   EditOptions options;
   options.output = args.output ? std::optional<std::filesystem::path>(*args.output) : std::nullopt;
   options.page_size = args.page_size;
+  options.atomic_copy = args.atomic_copy;
   std::string target = file;
   // patchelf writes --output even when nothing changes: one of the two steps always runs then.
   if (!request.empty() || (args.output && headers.empty())) {

@@ -37,6 +37,7 @@ const std::map<std::string, Flag>& flag_options() {
       {"--clear-execstack", &PatchelfArguments::clear_execstack},
       {"--set-execstack", &PatchelfArguments::set_execstack},
       {"--debug", &PatchelfArguments::debug},
+      {"--atomic-copy", &PatchelfArguments::atomic_copy},
       {"--no-default-lib", &PatchelfArguments::no_default_lib},
       {"--add-debug-tag", &PatchelfArguments::add_debug_tag},
       {"--build-resolution-cache", &PatchelfArguments::build_resolution_cache},

@@ -12,7 +12,7 @@ namespace {
 
 struct PolicyCommandOptions {
   std::vector<std::string> paths;
-  bool dry_run = false, force_rpath = false, in_place = false;
+  bool dry_run = false, force_rpath = false, in_place = false, atomic_copy = false;
   std::vector<std::string> forbid;
   unsigned threads = 0;
   ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
@@ -21,7 +21,7 @@ struct PolicyCommandOptions {
 void add_common(CLI::App* app, PolicyCommandOptions& o) {
   add_tree_paths(app, o.paths, "Files or directories (every dynamically linked ELF file inside)");
   app->add_flag("-n,--dry-run", o.dry_run, "Print old and new runpath per file; write nothing");
-  add_in_place_flag(app, o.in_place);
+  add_in_place_flag(app, o.in_place, o.atomic_copy);
   add_ldcache_flags(app, o.ldcache);
   app->add_flag("--force-rpath", o.force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
   repeatable(app->add_option("--forbid", o.forbid, "Drop runpath entries under this prefix (e.g. the build directory)"));
@@ -35,6 +35,7 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   Progress progress(name, verbosity().quiet);
   ApplyOptions options{o.dry_run, o.threads, o.in_place, [&](size_t done, size_t total) { progress.update(done, total); },
                        o.ldcache};
+  options.atomic_copy = o.atomic_copy;
   PolicyRun run = apply_policy_to_paths(policy, paths, options);
   progress.finish();  // clear the line before results are printed
   setup_logging(verbosity());

@@ -97,7 +97,7 @@ Command add_set_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> files;
     std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output;
-    bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false;
+    bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false, atomic_copy = false;
     std::vector<std::string> add_needed, remove_needed, replace_needed;
     ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
     // Fixed-size header fields (runpatch/header_edit.hpp).
@@ -130,7 +130,7 @@ Command add_set_command(CLI::App& root) {
                              "Make this dynamic symbol unversioned (VER_NDX_GLOBAL)"));
   auto* output = app->add_option("-o,--output", o->output, "Write the result here instead of in place");
   app->add_flag("-n,--dry-run", o->dry_run, "Show what would change, write nothing");
-  add_in_place_flag(app, o->in_place);
+  add_in_place_flag(app, o->in_place, o->atomic_copy);
   add_ldcache_flags(app, o->ldcache);
   return {app, [o, output] {
             if (o->output && o->files.size() != 1) {
@@ -166,6 +166,7 @@ Command add_set_command(CLI::App& root) {
             EditOptions options;
             options.dry_run = o->dry_run;
             options.in_place = o->in_place;
+            options.atomic_copy = o->atomic_copy;
             if (o->output) options.output = *o->output;
             HeaderEditRequest headers;
             if (o->os_abi) headers.osabi = osabi_from_name(*o->os_abi);

@@ -52,11 +52,15 @@ inline CLI::Option* add_tree_paths(CLI::App* app, std::vector<std::string>& path
   return app->add_option("PATH", paths, what + "; symlinks inside trees are skipped (see below)")->required();
 }
 
-// The same flag, with the same words, on every subcommand that writes files.
-inline CLI::Option* add_in_place_flag(CLI::App* app, bool& in_place) {
-  return app->add_flag("--in-place", in_place,
-                       "Write into each file directly (fast on huge files) instead of replacing it atomically "
-                       "with an edited copy; a crash may then leave a mix of old and new");
+// The same flags, with the same words, on every subcommand that writes files.
+inline void add_in_place_flag(CLI::App* app, bool& in_place, bool& atomic_copy) {
+  auto* in_place_flag = app->add_flag("--in-place", in_place,
+                                      "Write into each file directly (fast on huge files) instead of replacing it "
+                                      "atomically with an edited copy; a crash may then leave a mix of old and new");
+  app->add_flag("--atomic-copy", atomic_copy,
+                "Always replace each file with an edited copy, even where one write in place would do (hard-linked "
+                "files then get the copy under this name only)")
+      ->excludes(in_place_flag);
 }
 
 // --ldcache / --remove-ldcache: what the edit does to the resolution-cache note.
