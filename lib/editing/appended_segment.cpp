@@ -17,6 +17,7 @@ class SegmentAppender : PlanContext<E> {
   using typename Ctx::Dyn;
   using Ctx::view_;
   using Ctx::info_;
+  using Ctx::options_;
   using Ctx::table_;
   using Ctx::model_;
   using Ctx::note_;
@@ -522,9 +523,10 @@ class SegmentAppender : PlanContext<E> {
     auto movable = [](const Phdr& ph) {
       return ph.p_filesz > 0 && (ph.p_type == elf::PT_INTERP || ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY);
     };
-    // The dynamic strings move anyway when the dynamic section does; the tables it points at can follow.
+    // The dynamic strings move anyway when the dynamic section does; the tables it points at can follow,
+    // unless the file is written in place: processes that have it mapped read .gnu.hash on every lookup.
     std::vector<CarriedRange> tables;
-    if (with_dynamic) {
+    if (with_dynamic && !options_.in_place) {
       tables = movable_dynamic_tables();
       tables.push_back({table_.strtab_offset, table_.strtab_size, 1, 0, elf::DT_STRTAB});
     }

@@ -74,11 +74,14 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   struct stat st {};
   if (::fstat(locked.get(), &st) != 0) return make_error(name, errno_text("cannot stat"));
   remove_stale_copy(name);
-  RUNPATCH_TRY(Planned p, plan_edit(locked.get(), name, request, options));
-  if (p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
   // Every hard link must see the edit, and a copy must not change the owner:
-  // then the file itself is written.
+  // then the file itself is written, and the plan must leave bytes that
+  // running processes read where they are.
   bool must_write_in_place = options.in_place || st.st_nlink > 1 || !copy_can_keep_owner(st);
+  EditOptions planning = options;
+  planning.in_place = must_write_in_place && !options.atomic_copy;
+  RUNPATCH_TRY(Planned p, plan_edit(locked.get(), name, request, planning));
+  if (p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
   if (!options.atomic_copy && (must_write_in_place || is_single_page_write(p.plan, p.outcome.old_size))) {
     UniqueFd writable(options.in_place ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
     if (writable.get() >= 0) {

@@ -132,6 +132,11 @@ TEST(CliEdges, ADirectoryWithoutWriteAccessNamesTheEditedCopyAndSuggestsInPlace)
   fs::path dir = fs::absolute(test::scratch_dir("cli_edges/read-only-dir"));
   fs::path prog = copy_of("prog-norunpath", dir / "ro/prog");
   fs::permissions(prog, fs::perms::all);  // the file itself stays writable (by nobody too): --in-place can work
+  // Owned by the user the CLI runs as, so that a copy could keep its owner and is what the default tries
+  // (a file whose owner a copy cannot keep is written in place anyway).
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(prog.c_str(), 65534, 65534), 0);
+  }
   fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
                                   fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
   struct Writable {  // restored however the test ends, so that the scratch directory can be removed

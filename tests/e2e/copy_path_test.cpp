@@ -346,13 +346,12 @@ TEST(MappedLibrary, EditingALibraryThatAProcessIsCallingDoesNotDisturbIt) {
   edit_while_called(dir, host().dir / "lib/libgreet.so", {"--in-place"});
 }
 
-// Known defect of the current in-place layout (docs/editing.md §4): growing
-// the program header table where it is overwrites the start of .gnu.hash
-// when no note follows the table, and a process that has the library loaded
-// reads its bloom filter from the mapping: symbol lookups (dlsym, lazy
-// binding) then fail, as this test shows (millions of failed lookups). Enable
-// it once an in-place edit leaves mapped bytes alone.
-TEST(MappedLibrary, DISABLED_InPlaceEditOfALibraryWithoutNotesKeepsLookupsWorking) {
+// Written in place, the program header table must not grow over .gnu.hash
+// (which follows it when no note does): a process that has the library loaded
+// reads its bloom filter from the mapping on every lookup (dlsym, lazy
+// binding). The planner moves dynamic tables out of the table's way only when
+// the file is replaced; in place, the table moves instead.
+TEST(MappedLibrary, InPlaceEditOfALibraryWithoutNotesKeepsLookupsWorking) {
   fs::path dir = test::scratch_dir("copy-path/mapped-in-place");
   prepare_callers(dir);
   edit_while_called(dir, dir / "libgreet-no-notes.so", {"--in-place"});
