@@ -541,7 +541,13 @@ class SegmentAppender : PlanContext<E> {
       for (const auto& t : tables)
         if (t.off >= cover && (!next_table || t.off < next_table->off)) next_table = &t;
       uint64_t next_at = std::min(next ? uint64_t(next->p_offset) : UINT64_MAX, next_table ? next_table->off : UINT64_MAX);
-      if (next_at == UINT64_MAX || next_at > align_up(cover, 16)) return false;  // unknown bytes in between
+      if (next_at == UINT64_MAX || next_at > align_up(cover, 16)) {
+        // Bytes nothing describes or points at (what an earlier patchelf edit moved away) are free too.
+        uint64_t gap_end = std::min(next_at, need_end);
+        if (!unreferenced(*first_load, cover, gap_end)) return false;
+        cover = gap_end;
+        continue;
+      }
       if (next && uint64_t(next->p_offset) == next_at) {
         for (const auto& ph : view_.phdrs())
           if (movable(ph) && ph.p_offset == next->p_offset) chosen.push_back(&ph);
@@ -576,6 +582,32 @@ class SegmentAppender : PlanContext<E> {
     }
     for (const CarriedRange* t : chosen_tables)
       if (t->dynamic_tag != elf::DT_STRTAB) carried.push_back(*t);  // the strings are placed anyway
+    return true;
+  }
+
+  // Whether [begin, end) of the first PT_LOAD is free: with section headers to
+  // tell, no section, segment, dynamic entry or symbol lies in or points into it.
+  bool unreferenced(const Phdr& first_load, uint64_t begin, uint64_t end) const {
+    using Sym = elf::Sym<E>;
+    if (view_.shdrs().empty() || begin >= end) return begin >= end;
+    auto overlaps = [&](uint64_t off, uint64_t size) { return size > 0 && off < end && begin < off + size; };
+    for (const auto& sh : view_.shdrs())
+      if ((sh.sh_flags & elf::SHF_ALLOC) && sh.sh_type != elf::SHT_NOBITS && overlaps(sh.sh_offset, sh.sh_size))
+        return false;
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_type != elf::PT_LOAD && ph.p_type != elf::PT_PHDR && overlaps(ph.p_offset, ph.p_filesz)) return false;
+    uint64_t first = uint64_t(first_load.p_vaddr) + (begin - uint64_t(first_load.p_offset));
+    uint64_t last = first + (end - begin);
+    auto points_in = [&](uint64_t address) { return address >= first && address < last; };
+    for (const auto& d : table_.entries())
+      if (points_in(d.d_val)) return false;
+    for (const auto& sh : view_.shdrs()) {
+      if ((sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM) || sh.sh_entsize != sizeof(Sym)) continue;
+      auto symbols = view_.template table_at<Sym>(sh.sh_offset, uint64_t(sh.sh_size) / sizeof(Sym), "symbol table");
+      if (!symbols) return false;
+      for (const Sym& sym : *symbols)
+        if (sym.st_shndx != 0 && points_in(sym.st_value)) return false;
+    }
     return true;
   }
 

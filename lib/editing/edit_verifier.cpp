@@ -110,6 +110,7 @@ class WritableRegions {
     const auto& eh = view_.ehdr();
     add(0, sizeof(elf::Ehdr<E>));
     add(eh.e_phoff, view_.phdrs().size() * sizeof(Phdr));
+    add_unnamed_bytes_after(uint64_t(eh.e_phoff) + view_.phdrs().size() * sizeof(Phdr));
     add(eh.e_shoff, view_.shdrs().size() * sizeof(Shdr));
     add(table_.strtab_offset, table_.strtab_size);
     for (const auto& ph : view_.phdrs())
@@ -130,6 +131,20 @@ class WritableRegions {
  private:
   void add(uint64_t offset, uint64_t size) {
     if (size > 0 && offset + size > offset) ranges_.push_back({offset, offset + size});
+  }
+
+  // The program header table may grow over bytes after it that no section or
+  // segment describes (patchelf leaves such bytes where it moved sections away).
+  void add_unnamed_bytes_after(uint64_t table_end) {
+    if (view_.shdrs().empty()) return;
+    uint64_t next = view_.size();
+    for (const auto& sh : view_.shdrs())
+      if ((sh.sh_flags & elf::SHF_ALLOC) && sh.sh_type != elf::SHT_NOBITS && sh.sh_size > 0 && sh.sh_offset >= table_end)
+        next = std::min<uint64_t>(next, sh.sh_offset);
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_type != elf::PT_LOAD && ph.p_type != elf::PT_PHDR && ph.p_filesz > 0 && ph.p_offset >= table_end)
+        next = std::min<uint64_t>(next, ph.p_offset);
+    add(table_end, next - table_end);
   }
 
   // Static symbol tables are for tools; in .dynsym only section symbols and

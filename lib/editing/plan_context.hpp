@@ -32,8 +32,8 @@ struct PlanContext {
       : view_(view), info_(info), options_(options) {}
 
   static constexpr uint64_t kMinPage = 0x1000;
-  static constexpr uint64_t kSpareDynamicSlots = 4;
-  static constexpr uint64_t kMinStringSlack = 256;
+  static constexpr uint64_t kSpareDynamicSlots = 2;
+  static constexpr uint64_t kMinStringSlack = 64;
   static constexpr uint64_t kMaxLoadAlign = uint64_t(64) << 20;
 
   struct VersionNeedUpdate {
