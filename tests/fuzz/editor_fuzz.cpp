@@ -1,5 +1,5 @@
-// Fuzz target: parse -> an edit chosen by the input -> apply the plan in
-// memory -> re-parse. The result must parse, say what was asked, and keep
+// Fuzz target: parse -> an edit chosen by the input -> plan -> verify (as the
+// editor does before writing) -> apply the plan in memory -> re-parse. The result must parse, say what was asked, and keep
 // every DT_NEEDED of the original; a resolution-cache note asked for must
 // read back as built, one asked away must be gone.
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "editing/edit_planner.hpp"
+#include "editing/edit_verifier.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/elf_info.hpp"
 #include "runpatch/resolution_cache.hpp"
@@ -54,6 +55,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
   if (!plan) {
     if (plan.error().what.empty()) std::abort();
+    return 0;
+  }
+  // What the editor would write passes its verification (edit_verifier.hpp) or is refused with a reason;
+  // the checks below then hold for every plan that passed.
+  auto verified = runpatch::verify_edit_plan(bytes, name, *before, edit.request, *plan);
+  if (!verified) {
+    if (verified.error().what.empty()) std::abort();
     return 0;
   }
   if (plan->new_size > bytes.size() + (uint64_t(1) << 30) + (1u << 20)) std::abort();  // the planner bounds holes at 1 GiB
