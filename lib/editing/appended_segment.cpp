@@ -28,7 +28,7 @@ class SegmentAppender : PlanContext<E> {
   using Ctx::new_interp_;
   using Ctx::kMinPage;
   using Ctx::kSpareDynamicSlots;
-  using Ctx::kMinStringSlack;
+  using Ctx::kStringSlack;
   using Ctx::join_note;
   using Ctx::covers;
   using Ctx::dynamic_vaddr;
@@ -185,7 +185,7 @@ class SegmentAppender : PlanContext<E> {
     for (const auto& e : placed_.entries)
       if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) added.push_back(*e.text);
     auto table = layout::extended_string_table(view_.bytes().subspan(table_.strtab_offset, table_.strtab_size), added,
-                                               kMinStringSlack);
+                                               kStringSlack);
     strtab_ = std::move(table.bytes);
     for (auto& e : placed_.entries)
       if (e.changed && e.text) e.value = table.offsets[*e.text];

@@ -23,17 +23,15 @@ uint64_t offset_keeping_delta(uint64_t offset, uint64_t floor, uint64_t page, ui
 }
 
 StringTable extended_string_table(std::span<const uint8_t> old, const std::vector<std::string>& added,
-                                  uint64_t min_slack) {
+                                  uint64_t slack) {
   StringTable table{{old.begin(), old.end()}, {}};
-  uint64_t added_bytes = 0;
   for (const auto& s : added) {
     if (table.offsets.count(s)) continue;
     table.offsets[s] = table.bytes.size();
     table.bytes.insert(table.bytes.end(), s.begin(), s.end());
     table.bytes.push_back(0);
-    added_bytes += s.size() + 1;
   }
-  table.bytes.resize(table.bytes.size() + std::max(min_slack, added_bytes), 0);
+  table.bytes.resize(table.bytes.size() + slack, 0);
   return table;
 }
 

@@ -29,14 +29,15 @@ uint64_t moved_table_offset(uint64_t old_size, uint64_t tool_page, uint64_t ehdr
 uint64_t offset_keeping_delta(uint64_t offset, uint64_t floor, uint64_t page, uint64_t delta);
 
 // The old string table copied whole (every offset stays valid), each added
-// string once in the order given, then zeros: at least min_slack and at least
-// as many as were added, so that later edits of the last strings fit in place.
+// string once in the order given, then `slack` zeros, so that a later edit
+// that lengthens the last string a little (a runpath gaining an entry) fits
+// in place. Slack is paid in every file edited: it stays small.
 struct StringTable {
   std::vector<uint8_t> bytes;
   std::map<std::string, uint64_t> offsets;  // of each added string
 };
 StringTable extended_string_table(std::span<const uint8_t> old, const std::vector<std::string>& added,
-                                  uint64_t min_slack);
+                                  uint64_t slack);
 
 // What goes into the new segment, in this order: the program header table
 // (first, where objcopy/strip expect it), strings, dynamic section,

@@ -33,7 +33,7 @@ struct PlanContext {
 
   static constexpr uint64_t kMinPage = 0x1000;
   static constexpr uint64_t kSpareDynamicSlots = 2;
-  static constexpr uint64_t kMinStringSlack = 64;
+  static constexpr uint64_t kStringSlack = 64;
   static constexpr uint64_t kMaxLoadAlign = uint64_t(64) << 20;
 
   struct VersionNeedUpdate {
