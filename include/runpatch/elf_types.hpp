@@ -185,6 +185,16 @@ inline constexpr uint64_t DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_STRSZ = 
                           DT_SONAME = 14, DT_RPATH = 15, DT_DEBUG = 21, DT_RUNPATH = 29,
                           DT_FLAGS = 30, DT_FLAGS_1 = 0x6ffffffb,
                           DT_MIPS_RLD_MAP_REL = 0x70000035;  // relative to the entry's own address
+// Tables the dynamic section points at, and string-valued tags beyond the common ones.
+inline constexpr uint64_t DT_HASH = 4, DT_SYMTAB = 6, DT_RELA = 7, DT_SYMENT = 11, DT_REL = 17, DT_JMPREL = 23,
+                          DT_RELR = 36, DT_GNU_HASH = 0x6ffffef5, DT_VERSYM = 0x6ffffff0, DT_VERDEF = 0x6ffffffc,
+                          DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
+                          DT_CONFIG = 0x6ffffefa, DT_DEPAUDIT = 0x6ffffefb, DT_AUDIT = 0x6ffffefc,
+                          DT_AUXILIARY = 0x7ffffffd, DT_USED = 0x7ffffffe, DT_FILTER = 0x7fffffff;
+// The tables the loader finds only through their dynamic entry (so an editor
+// may move one: a copy and a new address in its entry).
+inline constexpr uint64_t kTablesFoundThroughDynamic[] = {DT_GNU_HASH, DT_HASH,   DT_SYMTAB,
+                                                          DT_VERSYM,   DT_VERNEED, DT_VERDEF};
 inline constexpr uint8_t STT_SECTION = 3;
 inline constexpr uint64_t DF_ORIGIN = 0x1;
 inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_NODELETE = 0x8,

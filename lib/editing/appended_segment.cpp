@@ -480,12 +480,9 @@ class SegmentAppender : PlanContext<E> {
   // Tables the loader finds only through the dynamic section: a copy in the
   // new segment and a new address in its entry move them. Their sizes come from
   // the section headers (none: not movable).
-  static constexpr uint64_t kMovableTableTags[] = {detail::DT_GNU_HASH, detail::DT_HASH, detail::DT_SYMTAB,
-                                                   0x6ffffff0 /*DT_VERSYM*/, detail::DT_VERNEED, detail::DT_VERDEF};
-
   std::vector<CarriedRange> movable_dynamic_tables() const {
     std::vector<CarriedRange> tables;
-    for (uint64_t tag : kMovableTableTags) {
+    for (uint64_t tag : elf::kTablesFoundThroughDynamic) {
       auto vaddr = table_.find(tag);
       if (!vaddr) continue;
       for (const auto& sh : view_.shdrs())

@@ -80,10 +80,6 @@ std::vector<Range> merged(std::vector<Range> ranges) {
   return out;
 }
 
-// Tables the editor may move into the new segment (their dynamic entry then points there).
-constexpr uint64_t kMovableTableTags[] = {detail::DT_GNU_HASH, detail::DT_HASH, detail::DT_SYMTAB,
-                                          0x6ffffff0 /*DT_VERSYM*/, detail::DT_VERNEED, detail::DT_VERDEF};
-
 // The section a dynamic entry's address starts, if the file has section headers.
 template <class E>
 const elf::Shdr<E>* section_at_address(const ElfView<E>& view, uint64_t vaddr) {
@@ -296,7 +292,7 @@ Expected<std::pair<TagValues, TagTexts>> fixed_entries(const ElfView<E>& view, c
   std::pair<TagValues, TagTexts> out;
   for (const auto& d : table.entries()) {
     uint64_t tag = d.d_tag, value = d.d_val;
-    bool movable = std::find(std::begin(kMovableTableTags), std::end(kMovableTableTags), tag) != std::end(kMovableTableTags);
+    bool movable = std::find(std::begin(elf::kTablesFoundThroughDynamic), std::end(elf::kTablesFoundThroughDynamic), tag) != std::end(elf::kTablesFoundThroughDynamic);
     if (tag == elf::DT_STRTAB || tag == elf::DT_STRSZ || tag == elf::DT_MIPS_RLD_MAP_REL || is_edited_tag(tag) ||
         movable)
       continue;
@@ -330,7 +326,7 @@ NoteSet notes_of(const ElfView<E>& view) {
 template <class E>
 std::vector<uint64_t> moved_tables(const DynamicTable<E>& old_table, const DynamicTable<E>& new_table) {
   std::vector<uint64_t> moved;
-  for (uint64_t tag : kMovableTableTags) {
+  for (uint64_t tag : elf::kTablesFoundThroughDynamic) {
     auto before = old_table.find(tag), after = new_table.find(tag);
     if (before.has_value() != after.has_value() || (before && *before != *after)) moved.push_back(tag);
   }
@@ -355,7 +351,7 @@ Status check_moved_tables(const ElfView<E>& old_view, const DynamicTable<E>& old
     const uint8_t* new_bytes = new_view.data_at(new_off, size);
     if (!old_bytes || !new_bytes) return verification_error(path, field, "cannot be read");
     std::vector<uint8_t> a(old_bytes, old_bytes + size), b(new_bytes, new_bytes + size);
-    if (tag == detail::DT_VERNEED) {
+    if (tag == elf::DT_VERNEED) {
       detail::StringRefCollector<E> refs(old_view, old_table);
       RUNPATCH_CHECK(refs.walk_verneed(
           [&](uint64_t field_offset, uint64_t) -> Status {

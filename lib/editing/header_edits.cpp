@@ -23,7 +23,7 @@ namespace runpatch {
 namespace {
 
 // Tags and types only this editor needs.
-constexpr uint64_t kDtHash = 4, kDtSymtab = 6, kDtVersym = 0x6ffffff0;
+
 constexpr uint32_t kShtGnuVersym = 0x6fffffff;
 constexpr uint16_t kVerNdxGlobal = 1;
 
@@ -166,9 +166,9 @@ class HeaderPlanner {
       if (*versym_count != t.count) return view_.error("versym size mismatch");
       return std::optional<SymbolTables>(t);
     }
-    auto versym = dynamic_.find(kDtVersym);
-    auto symtab = dynamic_.find(kDtSymtab);
-    auto hash = dynamic_.find(kDtHash);
+    auto versym = dynamic_.find(elf::DT_VERSYM);
+    auto symtab = dynamic_.find(elf::DT_SYMTAB);
+    auto hash = dynamic_.find(elf::DT_HASH);
     if (!versym) return std::optional<SymbolTables>();
     if (!symtab || !hash)
       return view_.error("has no section headers and no DT_HASH: the dynamic symbols cannot be counted");

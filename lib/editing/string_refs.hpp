@@ -23,8 +23,8 @@ struct ByteRange {
 inline bool is_string_tag(uint64_t tag) {
   switch (tag) {
     case elf::DT_NEEDED: case elf::DT_SONAME: case elf::DT_RPATH: case elf::DT_RUNPATH:
-    case 0x7ffffffd /*DT_AUXILIARY*/: case 0x7ffffffe /*DT_USED*/: case 0x7fffffff /*DT_FILTER*/:
-    case 0x6ffffefa /*DT_CONFIG*/: case 0x6ffffefb /*DT_DEPAUDIT*/: case 0x6ffffefc /*DT_AUDIT*/:
+    case elf::DT_AUXILIARY: case elf::DT_USED: case elf::DT_FILTER:
+    case elf::DT_CONFIG: case elf::DT_DEPAUDIT: case elf::DT_AUDIT:
       return true;
     default:
       return false;
@@ -33,10 +33,8 @@ inline bool is_string_tag(uint64_t tag) {
 
 namespace detail {
 
-inline constexpr uint64_t DT_HASH = 4, DT_SYMTAB = 6, DT_SYMENT = 11, DT_GNU_HASH = 0x6ffffef5,
-                          DT_VERDEF = 0x6ffffffc, DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe,
-                          DT_VERNEEDNUM = 0x6fffffff;
-inline constexpr uint32_t SHT_DYNSYM = 11;
+using elf::DT_HASH, elf::DT_SYMTAB, elf::DT_SYMENT, elf::DT_GNU_HASH, elf::DT_VERDEF, elf::DT_VERDEFNUM,
+    elf::DT_VERNEED, elf::DT_VERNEEDNUM, elf::SHT_DYNSYM;
 // Guards against looping forever on corrupt version chains.
 inline constexpr uint64_t kMaxVersionEntries = 1 << 16;
 
@@ -137,8 +135,8 @@ class StringRefCollector {
     for (const auto& d : table_.entries()) {
       uint64_t tag = d.d_tag, addr = d.d_val;
       bool is_address = tag == elf::DT_STRTAB || tag == DT_GNU_HASH || tag == DT_VERNEED || tag == DT_VERDEF ||
-                        tag == 0x6ffffff0 /*DT_VERSYM*/ || tag == 7 /*DT_RELA*/ || tag == 17 /*DT_REL*/ ||
-                        tag == 23 /*DT_JMPREL*/ || tag == 36 /*DT_RELR*/;
+                        tag == elf::DT_VERSYM || tag == elf::DT_RELA || tag == elf::DT_REL || tag == elf::DT_JMPREL ||
+                        tag == elf::DT_RELR;
       if (is_address && addr > symtab_vaddr && (!next || addr < *next)) next = addr;
     }
     if (!next) return view_.error("cannot count dynamic symbols: no section headers, DT_HASH or following table");
