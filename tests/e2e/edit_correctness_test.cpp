@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "elf_checks.hpp"
@@ -234,6 +235,34 @@ TEST_P(EditCorrectness, FilesPatchelfEditedAreReadEditedAndRun) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, EditCorrectness, ::testing::ValuesIn(test::fixture_arches()),
                          [](const auto& param_info) { return param_info.param.name; });
+
+// The issue's own reproduction: a C++ program (versioned references to
+// GLIBCXX_* in libstdc++.so.6) whose libstdc++ is replaced by its full path,
+// through both command lines. Built at test time with the host's C++ compiler.
+TEST(EditCorrectnessHost, CxxProgramRunsAfterLibstdcxxIsReplacedByItsFullPath) {
+  if (!test::have_program("c++")) GTEST_SKIP() << "no host C++ compiler";
+  fs::path dir = test::scratch_dir("correctness/cxx");
+  std::ofstream(dir / "prog.cpp") << "#include <iostream>\n#include <string>\n"
+                                     "int main() { std::string s = \"cxx\"; std::cout << s + \" ok\" << std::endl; }\n";
+  auto build = run_command({"c++", "-O2", "-o", (dir / "prog").string(), (dir / "prog.cpp").string()}, true);
+  ASSERT_EQ(build.exit_code, 0) << build.output;
+  auto where = run_command({"c++", "-print-file-name=libstdc++.so.6"});
+  std::string libstdcxx = fs::canonical(where.output.substr(0, where.output.find('\n'))).string();
+  for (std::string tool : {std::string(RUNPATCH_CLI), kPatchelfCli}) {
+    fs::path prog = dir / ("prog-" + fs::path(tool).filename().string());
+    fs::copy_file(dir / "prog", prog, fs::copy_options::overwrite_existing);
+    std::vector<std::string> argv = {tool};
+    if (tool == RUNPATCH_CLI) argv.push_back("set");
+    argv.insert(argv.end(), {"--replace-needed", "libstdc++.so.6", libstdcxx, prog.string()});
+    auto edit = run_command(argv, true);
+    ASSERT_EQ(edit.exit_code, 0) << edit.output;
+    auto versions = run_command({"readelf", "-VW", prog.string()}).output;
+    EXPECT_NE(versions.find("File: " + libstdcxx), std::string::npos) << versions;
+    auto run = run_command({prog.string()}, true);
+    EXPECT_EQ(run.exit_code, 0) << tool << ": " << run.output;
+    EXPECT_EQ(run.output, "cxx ok\n") << tool;
+  }
+}
 
 // ---- Verification catches a wrong plan ----------------------------------------
 
