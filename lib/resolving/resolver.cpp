@@ -542,9 +542,10 @@ class Resolver {
       }
       auto token = [&](const char* name) {
         size_t n = std::strlen(name);
-        bool ends = i + 1 + n == entry.size() ||
-                    (!std::isalnum(static_cast<unsigned char>(entry[i + 1 + n])) && entry[i + 1 + n] != '_');
-        if (entry.compare(i + 1, n, name) == 0 && ends) return n + 1;
+        size_t after = i + 1 + n;  // may lie past the end: "$O" is shorter than "ORIGIN"
+        bool ends = after >= entry.size() ||
+                    (!std::isalnum(static_cast<unsigned char>(entry[after])) && entry[after] != '_');
+        if (after <= entry.size() && entry.compare(i + 1, n, name) == 0 && ends) return n + 1;
         if (entry.compare(i + 1, n + 2, std::string("{") + name + "}") == 0) return n + 3;
         return size_t(0);
       };
