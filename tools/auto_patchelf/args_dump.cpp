@@ -4,7 +4,6 @@
 // it does not fit, long strings split at whitespace).
 #include <fmt/core.h>
 
-#include <regex>
 #include <variant>
 
 #include "auto_patchelf_args.hpp"
@@ -51,9 +50,15 @@ std::string format_str(const std::string& s, size_t indent, size_t allowance) {
   std::string whole = repr_str(s);
   if (s.empty() || s.find('\n') != std::string::npos || whole.size() <= kWidth - indent - allowance) return whole;
   std::vector<std::string> parts;
-  static const std::regex part("\\S*\\s*");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), part); it != std::sregex_iterator(); ++it)
-    if (it->length() > 0) parts.push_back(it->str());
+  // Python's re.findall(r"\S*\s*"): a run of non-space, then a run of space.
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  for (size_t at = 0; at < s.size();) {
+    size_t end = at;
+    while (end < s.size() && !space(s[end])) ++end;
+    while (end < s.size() && space(s[end])) ++end;
+    parts.push_back(s.substr(at, end - at));
+    at = end;
+  }
   std::vector<std::string> chunks;
   std::string current;
   for (size_t j = 0; j < parts.size(); ++j) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <functional>
-#include <regex>
+#include <string_view>
 
 namespace runpatch::cli {
 
@@ -59,9 +59,18 @@ struct Word {
   std::optional<std::string> explicit_value;  // --opt=value
 };
 
+// argparse's negative-number pattern, ^-\d+$|^-\d*\.\d+$ (by hand: std::regex
+// trips GCC 12's maybe-uninitialized warning under the sanitizers).
 bool looks_negative_number(const std::string& s) {
-  static const std::regex number("^-\\d+$|^-\\d*\\.\\d+$");
-  return std::regex_match(s, number);
+  auto digits = [](std::string_view v) {
+    return std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (s.size() < 2 || s[0] != '-') return false;
+  std::string_view rest(s);
+  rest.remove_prefix(1);
+  size_t dot = rest.find('.');
+  if (dot == std::string_view::npos) return digits(rest);
+  return digits(rest.substr(0, dot)) && dot + 1 < rest.size() && digits(rest.substr(dot + 1));
 }
 
 const Spec* exact(const std::string& name) {
