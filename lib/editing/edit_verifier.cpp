@@ -152,7 +152,7 @@ class WritableRegions {
       if (sh.sh_type != elf::SHT_DYNSYM || sh.sh_entsize != sizeof(Sym) || sh.sh_link >= shdrs.size()) continue;
       const auto& names = shdrs[sh.sh_link];
       auto symbols = view_.template table_at<Sym>(sh.sh_offset, uint64_t(sh.sh_size) / sizeof(Sym), "symbol table");
-      if (!symbols) continue;
+      if (!symbols || !view_.in_file(names.sh_offset, names.sh_size)) continue;  // string_at trusts its table
       for (size_t i = 0; i < symbols->size(); ++i) {
         const Sym& sym = (*symbols)[i];
         bool movable = (sym.st_info & 0xf) == elf::STT_SECTION;
