@@ -89,6 +89,9 @@ Expected<nlohmann::json> parse_json(const std::string& text, const std::string& 
     line_start = line_start == std::string::npos || at == 0 ? 0 : line_start + 1;
     size_t line = 1 + std::count(text.begin(), text.begin() + line_start, '\n');
     return make_error(origin, fmt::format("not valid JSON at line {}, column {}", line, at - line_start + 1));
+  } catch (const nlohmann::json::exception& e) {
+    // Well-formed but unrepresentable, e.g. a number too large for a double.
+    return make_error(origin, std::string("not usable JSON: ") + e.what());
   }
 }
 
