@@ -58,15 +58,22 @@ struct EditOptions {
   std::optional<std::filesystem::path> output;  // write here instead of editing in place
   std::optional<uint64_t> page_size;            // alignment of a new segment (default: largest p_align)
   bool dry_run = false;                         // plan and report, write nothing
-  // How the file itself is changed. Default (false): atomically — the edit is
-  // made on a copy that is renamed over the file, so a crash at any moment
-  // leaves the old or the new file, and running programs can be edited; an
-  // edit that is one write within one page is done in place (equally atomic).
-  // true: writes go into the file in crash-ordered phases (a crash leaves a
-  // loadable file, not necessarily byte-identical to old or new); no copy,
-  // so a 300 MB library is edited in milliseconds. Files with several hard
-  // links are always edited in place, so that every link sees the change.
+  // How the file itself is changed. Default (false): crash-safe — the new
+  // tables are appended past the old end and one write of the ELF header (or
+  // of one dynamic entry) switches the file from old to new, so a crash at any
+  // moment leaves the old file (perhaps with unreferenced bytes past its end)
+  // or the new one, and processes that have the file mapped keep reading the
+  // bytes they read before. Layouts that cannot be switched by one such write,
+  // and running programs, are edited on a copy renamed over the file.
+  // true (--in-place, what the Nixpkgs hooks pass): the same, except that a
+  // layout needing several writes is written into the file in crash-ordered
+  // phases rather than copied. Files with several hard links, or whose owner a
+  // copy cannot keep, are always written into, so that every link sees the change.
   bool in_place = false;
+  // Planning (set by the editor, not by callers): lay the edit out so that
+  // one write inside the ELF header commits it and no byte of the old file
+  // that a loader or running process reads is rewritten.
+  bool commit_in_elf_header = false;
   // Always take the copy path (--atomic-copy): also for single-page edits,
   // files with several hard links (this name gets the copy; other links keep
   // the old file) and files whose owner a copy cannot keep (then an error).

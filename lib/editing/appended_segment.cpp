@@ -119,22 +119,49 @@ class SegmentAppender : PlanContext<E> {
         ++reused;
       }
       if (reused > 0 && layout_note_.empty()) layout_note_ = slot_note;
-      if (reused < wanted) {
-        if (evacuate_after_table(phoff + table_size, wanted - reused, replaced_note_, carried_, evacuated_interp,
+      // Committed by the ELF header alone, the old table stays as running processes read it.
+      if (reused < wanted || options_.commit_in_elf_header) {
+        if (!options_.commit_in_elf_header &&
+            evacuate_after_table(phoff + table_size, wanted - reused, replaced_note_, carried_, evacuated_interp,
                                  with_dynamic_)) {
           grow_in_place_ = true;
           join_note(layout_note_,
                     "moved what followed the program headers (interpreter, notes, dynamic tables) into the new segment");
         } else {
           move_phdrs_ = true;
-          join_note(layout_note_, "moved the program header table into the new segment");
+          if (!options_.commit_in_elf_header) join_note(layout_note_, "moved the program header table into the new segment");
         }
       }
     }
+    if (options_.commit_in_elf_header && move_phdrs_) {
+      // The table moves past the new segment, where no PT_LOAD maps it: glibc's
+      // loader then reads it from the file (l_phdr_allocated). Inside a new
+      // segment, `strip` would misplace the segment and silently break the file;
+      // this way it refuses when the table has grown. Programs need the table
+      // mapped (AT_PHDR), and musl's dl_iterate_phdr reports none for such a library.
+      if (!loaded_by_glibc_only())
+        return view_.error("no layout that one write of the ELF header commits (the program header table would move)");
+      phdrs_unmapped_ = true;
+      join_note(layout_note_, "program header table moved past the new segment");
+    }
     bool interp_in_earlier = carry_from_earlier_segments();
-    move_interp_ = interp_needs_room_ || interp_in_earlier || evacuated_interp;
+    if (options_.commit_in_elf_header && !verneed_updates_.empty()) carry_table(elf::DT_VERNEED);
+    move_interp_ = interp_needs_room_ || interp_in_earlier || evacuated_interp ||
+                   (options_.commit_in_elf_header && interp_changed_);
     interp_text_ = interp_changed_ ? new_interp_ : info_.interpreter.value_or("");
     return insert_new_entries();
+  }
+
+  // A shared library for glibc: no interpreter, no PT_PHDR, and a glibc
+  // library among its DT_NEEDED (musl's and bionic's have other names).
+  bool loaded_by_glibc_only() const {
+    if (info_.is_executable() || view_.find_phdr(elf::PT_PHDR) || view_.find_phdr(elf::PT_INTERP)) return false;
+    static constexpr std::string_view kGlibcLibraries[] = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2",
+                                                           "librt.so.1"};
+    for (const auto& needed : info_.needed)
+      if (std::find(std::begin(kGlibcLibraries), std::end(kGlibcLibraries), needed) != std::end(kGlibcLibraries))
+        return true;
+    return false;
   }
 
   // Whatever lived in an earlier runpatch segment must move again. Returns whether the interpreter did.
@@ -153,6 +180,16 @@ class SegmentAppender : PlanContext<E> {
           carried_.push_back(t);
     }
     return interp_in_earlier;
+  }
+
+  // A table found through the dynamic section, copied into the new segment
+  // (its fields are then updated in the copy, not where running processes read them).
+  void carry_table(uint64_t tag) {
+    if (!with_dynamic_) return;
+    for (const auto& t : movable_dynamic_tables())
+      if (t.dynamic_tag == tag &&
+          std::none_of(carried_.begin(), carried_.end(), [&](const CarriedRange& c) { return c.off == t.off; }))
+        carried_.push_back(t);
   }
 
   // The new PT_LOADs go after the last PT_LOAD (loaders size the mapping from
@@ -196,7 +233,7 @@ class SegmentAppender : PlanContext<E> {
 
   void lay_out_segment() {
     layout::SegmentParts parts;
-    parts.phdr_table = move_phdrs_ ? phdrs_.size() * sizeof(Phdr) : 0;
+    parts.phdr_table = phdrs_in_segment() ? phdrs_.size() * sizeof(Phdr) : 0;
     parts.has_dynamic = with_dynamic_;
     dyn_slots_ = with_dynamic_ ? placed_.entries.size() + 1 + kSpareDynamicSlots : 0;
     parts.strtab = strtab_.size();
@@ -223,7 +260,7 @@ class SegmentAppender : PlanContext<E> {
         if (!first_load) first_load = &ph;
       }
     }
-    seg_off_ = move_phdrs_ ? layout::moved_table_offset(old_size, std::min(page, binutils_page()), sizeof(Ehdr))
+    seg_off_ = phdrs_in_segment() ? layout::moved_table_offset(old_size, std::min(page, binutils_page()), sizeof(Ehdr))
                            : align_up(old_size, 16);
     seg_vaddr_ = layout::congruent_address(seg_off_, max_end, page);
     bool needs_congruence = move_phdrs_ && (view_.find_phdr(elf::PT_PHDR) || info_.is_executable());
@@ -323,7 +360,7 @@ class SegmentAppender : PlanContext<E> {
       std::memcpy(tail.data() + rel_.dynamic, dyn_bytes.data(), dyn_bytes.size());
     }
     if (move_interp_) std::memcpy(tail.data() + rel_.interp, interp_text_.c_str(), interp_text_.size() + 1);
-    if (move_phdrs_) std::memcpy(tail.data() + rel_.phdrs, phdrs_.data(), phdrs_.size() * sizeof(Phdr));
+    if (phdrs_in_segment()) std::memcpy(tail.data() + rel_.phdrs, phdrs_.data(), phdrs_.size() * sizeof(Phdr));
     for (const auto& c : carried_) std::memcpy(tail.data() + c.rel, view_.bytes().data() + c.off, c.size);
     // A version-need table that moved takes its new library names in the copy.
     for (auto& update : verneed_updates_)
@@ -344,7 +381,9 @@ class SegmentAppender : PlanContext<E> {
   void neutralize_shared_note(EditPlan& plan, std::vector<uint8_t>& tail) const {
     if (!replace_existing_ || existing_alone_) return;
     auto header = neutralized_note_header(view_, *note_.existing);
-    plan.writes.push_back({WritePhase::Prepare, note_.existing->offset, header, "old resolution cache"});
+    // It changes a byte of the old file: never before the commit when one write is to commit.
+    auto phase = options_.commit_in_elf_header ? WritePhase::Commit : WritePhase::Prepare;
+    plan.writes.push_back({phase, note_.existing->offset, header, "old resolution cache"});
     for (const auto& c : carried_)
       if (note_.existing->offset >= c.off && note_.existing->offset + header.size() <= c.off + c.size)
         std::memcpy(tail.data() + c.rel + (note_.existing->offset - c.off), header.data(), header.size());
@@ -352,7 +391,8 @@ class SegmentAppender : PlanContext<E> {
 
   // The section headers, updated where they are when their number stays (only
   // tools read them, so they follow after the commit and cost no bytes), or
-  // appended after the segment when a section is added.
+  // appended after the segment when a section is added or when the ELF
+  // header's write alone commits the edit (it then switches e_shoff too).
   Expected<std::vector<MovedSection>> update_section_headers(EditPlan& plan, std::vector<uint8_t>& tail,
                                                              Ehdr& new_eh) const {
     if (view_.shdrs().empty()) return std::vector<MovedSection>();
@@ -365,7 +405,7 @@ class SegmentAppender : PlanContext<E> {
     else if (place_note_)
       RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail, seg_off_, note_off_, note_vaddr_, note_bytes_.size()));
     auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
-    if (shdrs.size() == view_.shdrs().size()) {
+    if (shdrs.size() == view_.shdrs().size() && !options_.commit_in_elf_header) {
       plan.writes.push_back({WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff), std::move(sh_bytes), "section headers"});
       return moved;
     }
@@ -381,7 +421,7 @@ class SegmentAppender : PlanContext<E> {
     auto* new_eh = struct_at<Ehdr>(header, 0);
     uint64_t phoff = view_.ehdr().e_phoff;
     if (move_phdrs_) {
-      new_eh->e_phoff = seg_off_ + rel_.phdrs;
+      if (phdrs_in_segment()) new_eh->e_phoff = seg_off_ + rel_.phdrs;
       plan.writes.push_back({WritePhase::Commit, 0, std::move(header), "ELF header"});
       return;
     }
@@ -403,6 +443,13 @@ class SegmentAppender : PlanContext<E> {
     std::vector<uint8_t> header = copy_range(0, sizeof(Ehdr));
     auto* new_eh = struct_at<Ehdr>(header, 0);
     RUNPATCH_TRY(auto moved, update_section_headers(plan, tail, *new_eh));
+    if (phdrs_unmapped_) {
+      uint64_t phoff = align_up(seg_off_ + tail.size(), 8);
+      auto table = bytes_of(std::span<const Phdr>(phdrs_));
+      tail.resize(phoff - seg_off_, 0);
+      tail.insert(tail.end(), table.begin(), table.end());
+      new_eh->e_phoff = phoff;
+    }
     if (view_.ehdr().e_phnum == elf::PN_XNUM) return view_.error("extended program header numbering (PN_XNUM) cannot grow");
     new_eh->e_phnum = static_cast<uint16_t>(phdrs_.size());
 
@@ -769,6 +816,8 @@ class SegmentAppender : PlanContext<E> {
   std::optional<Phdr> earlier_segment_, earlier_note_;
   // Room and what moves.
   bool move_phdrs_ = false, grow_in_place_ = false, move_interp_ = false;
+  bool phdrs_unmapped_ = false;  // the moved table follows the segment, outside every PT_LOAD
+  bool phdrs_in_segment() const { return move_phdrs_ && !phdrs_unmapped_; }
   std::vector<CarriedRange> carried_;
   std::string interp_text_;
   size_t load_at_ = 0;

@@ -22,6 +22,7 @@ class EditPlanner : PlanContext<E> {
   using typename Ctx::Dyn;
   using Ctx::view_;
   using Ctx::info_;
+  using Ctx::options_;
   using Ctx::table_;
   using Ctx::original_;
   using Ctx::model_;
@@ -206,6 +207,8 @@ class EditPlanner : PlanContext<E> {
     if (interp_needs_room_) return plan_appended_segment<E>(*this, /*with_dynamic=*/true);
     if (tables_change) {
       RUNPATCH_TRY(auto in_place, plan_in_place());
+      // Several writes in place (the interpreter and the dynamic section) cannot commit as one.
+      if (in_place && options_.commit_in_elf_header && !commits_in_one_write(*in_place)) in_place.reset();
       if (!in_place) return plan_appended_segment<E>(*this, /*with_dynamic=*/true);
       plan = std::move(*in_place);
     }
@@ -385,15 +388,24 @@ class EditPlanner : PlanContext<E> {
                            std::vector<uint8_t>(after.begin() + first, after.begin() + last), "dynamic strings"});
   }
 
+  // Only the bytes that change: usually one entry, so the write lies in one sector.
   void add_dynamic_write(EditPlan& plan, const DynamicModel& model, WritePhase phase) const {
     size_t count = std::max(model.entries.size(), original_.entries.size()) + 1;
     std::vector<uint8_t> bytes = serialize_dynamic(model, count);
-    plan.writes.push_back({phase, table_.offset, std::move(bytes), "dynamic section"});
+    std::vector<uint8_t> before = copy_range(table_.offset, bytes.size());
+    size_t first = 0, last = bytes.size();
+    while (first < last && bytes[first] == before[first]) ++first;
+    while (last > first && bytes[last - 1] == before[last - 1]) --last;
+    if (first == last) return;
+    plan.writes.push_back({phase, table_.offset + first,
+                           std::vector<uint8_t>(bytes.begin() + first, bytes.begin() + last), "dynamic section"});
   }
 
-  // After the commit, zero the old strings no one references any more.
+  // After the commit, zero the old strings no one references any more — not
+  // when processes that have the file mapped may still read them.
   void add_cleanup(EditPlan& plan, const DynamicModel& placed, const StringUse& use,
                    const std::vector<uint8_t>& strtab) const {
+    if (options_.commit_in_elf_header) return;
     std::vector<ByteRange> live = use.survives;
     for (const auto& e : placed.entries)
       if (e.text) live.push_back({e.value, e.value + e.text->size() + 1});

@@ -52,44 +52,77 @@ Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& 
   return p;
 }
 
-// One write inside one page, file size unchanged: a process dies before or
-// after such a pwrite, never in its middle, so editing in place is atomic too.
-bool is_single_page_write(const EditPlan& plan, uint64_t old_size) {
-  if (plan.writes.size() != 1 || plan.new_size != old_size) return false;
-  const auto& w = plan.writes[0];
-  constexpr uint64_t kPage = 4096;
-  return !w.bytes.empty() && w.offset / kPage == (w.offset + w.bytes.size() - 1) / kPage;
+// How much more a layout that one header write commits may grow the file
+// than the smallest layout, before the copy path is the better deal: the
+// moved program header table sits at a binutils page offset (4 KiB on x86,
+// 64 KiB on aarch64 and ppc64), and every byte is closure size.
+constexpr uint64_t kCommitGrowthAllowance = 64 * 1024;
+
+enum class WriteWay {
+  IntoFile,  // writes into the file itself: one committing write, or --in-place phases
+  Copy,      // an edited copy renamed over the file
+};
+
+struct Chosen {
+  Planned planned;
+  WriteWay way = WriteWay::Copy;
+  std::optional<Planned> for_copy;  // the smaller layout, should the file turn out busy (ETXTBSY)
+};
+
+// The layout and the way to write it (docs/editing.md §4): committed by one
+// write into the file where possible, otherwise the smallest layout, copied
+// (or, when the file itself must be written, written in phases).
+Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest& request, const EditOptions& options,
+                             bool must_write_in_place) {
+  EditOptions smallest = options;
+  smallest.in_place = must_write_in_place;
+  if (options.atomic_copy) {
+    RUNPATCH_TRY(Planned p, plan_edit(fd, name, request, smallest));
+    return Chosen{std::move(p), WriteWay::Copy, std::nullopt};
+  }
+  EditOptions by_header = options;
+  by_header.in_place = true;
+  by_header.commit_in_elf_header = true;
+  auto committed = plan_edit(fd, name, request, by_header);
+  bool one_write = committed && (committed->plan.strategy == EditStrategy::Unchanged || commits_in_one_write(committed->plan));
+  if (one_write && committed->plan.strategy != EditStrategy::Appended)
+    return Chosen{std::move(*committed), WriteWay::IntoFile, std::nullopt};
+  RUNPATCH_TRY(Planned small, plan_edit(fd, name, request, smallest));
+  if (one_write && committed->plan.new_size <= small.plan.new_size + kCommitGrowthAllowance)
+    return Chosen{std::move(*committed), WriteWay::IntoFile, std::move(small)};
+  WriteWay way = must_write_in_place ? WriteWay::IntoFile : WriteWay::Copy;
+  return Chosen{std::move(small), way, std::nullopt};
 }
 
 Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& request,
                                          const EditOptions& options) {
-  if (options.dry_run) {
-    UniqueFd fd(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
-    if (fd.get() < 0) return make_error(name, "cannot open");
-    RUNPATCH_TRY(Planned p, plan_edit(fd.get(), name, request, options));
-    return std::move(p.outcome);
-  }
   // The lock is held on this descriptor until the edit is done, whichever way it is written.
-  RUNPATCH_TRY(UniqueFd locked, open_for_edit(name, /*writable=*/options.in_place));
+  bool writable = options.in_place && !options.dry_run;
+  UniqueFd locked;
+  if (options.dry_run) {
+    locked = UniqueFd(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
+    if (locked.get() < 0) return make_error(name, errno_text("cannot open"));
+  } else {
+    RUNPATCH_TRY(locked, open_for_edit(name, writable));
+  }
   struct stat st {};
   if (::fstat(locked.get(), &st) != 0) return make_error(name, errno_text("cannot stat"));
-  remove_stale_copy(name);
+  if (!options.dry_run) remove_stale_copy(name);
   // Every hard link must see the edit, and a copy must not change the owner:
-  // then the file itself is written, and the plan must leave bytes that
-  // running processes read where they are.
-  bool must_write_in_place = options.in_place || st.st_nlink > 1 || !copy_can_keep_owner(st);
-  EditOptions planning = options;
-  planning.in_place = must_write_in_place && !options.atomic_copy;
-  RUNPATCH_TRY(Planned p, plan_edit(locked.get(), name, request, planning));
-  if (p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
-  if (!options.atomic_copy && (must_write_in_place || is_single_page_write(p.plan, p.outcome.old_size))) {
-    UniqueFd writable(options.in_place ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
-    if (writable.get() >= 0) {
-      RUNPATCH_CHECK(apply_plan(writable.get(), name, p.plan, p.outcome.old_size, options.stop_after_writes));
+  // then the file itself is written.
+  bool must_write_in_place = !options.atomic_copy && (options.in_place || st.st_nlink > 1 || !copy_can_keep_owner(st));
+  RUNPATCH_TRY(Chosen chosen, choose_edit(locked.get(), name, request, options, must_write_in_place));
+  Planned& p = chosen.planned;
+  if (options.dry_run || p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
+  if (chosen.way == WriteWay::IntoFile) {
+    UniqueFd into(writable ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
+    if (into.get() >= 0) {
+      RUNPATCH_CHECK(apply_plan(into.get(), name, p.plan, p.outcome.old_size, options.stop_after_writes));
       return std::move(p.outcome);
     }
     if (must_write_in_place) return make_error(name, errno_text("cannot open for writing"));
-    // A running program (ETXTBSY): an atomic replacement still works.
+    // A running program (ETXTBSY) cannot be written: an edited copy replaces it.
+    if (chosen.for_copy) p = std::move(*chosen.for_copy);
   }
   RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, DestLock::Held));
   return std::move(p.outcome);

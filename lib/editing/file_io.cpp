@@ -63,7 +63,7 @@ Expected<UniqueFd> open_for_edit(const std::string& path, bool writable) {
 Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size,
                   std::optional<size_t> stop_after_writes) {
   size_t budget = stop_after_writes.value_or(plan.writes.size());
-  bool appended = false;
+  bool prepared = false;
   for (const auto& w : plan.writes) {
     if (w.phase != WritePhase::Prepare) continue;
     if (budget-- == 0) return {};
@@ -72,10 +72,10 @@ Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_
       if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0) {}
       return status;
     }
-    appended = appended || w.offset + w.bytes.size() > old_size;
+    prepared = true;
   }
-  // Appended data must be durable before any header points at it.
-  if (appended) RUNPATCH_CHECK(sync(fd, path));
+  // Prepared bytes (appended, or unused strings) must be durable before anything points at them.
+  if (prepared) RUNPATCH_CHECK(sync(fd, path));
   for (auto phase : {WritePhase::Commit, WritePhase::Cleanup}) {
     for (const auto& w : plan.writes) {
       if (w.phase != phase) continue;

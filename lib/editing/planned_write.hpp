@@ -31,4 +31,23 @@ struct EditPlan {
   std::vector<std::string> warnings;
 };
 
+// The size of the unit a disk writes atomically on every device: one write
+// inside such a sector survives a power cut whole or not at all.
+inline constexpr uint64_t kAtomicSector = 512;
+
+// Whether one write switches the file from old to new: exactly one Commit
+// write, inside one sector. Prepare writes go where nothing reads yet, and
+// Cleanup writes only to what tools read, so a crash before that write leaves
+// the old file and after it the new one.
+inline bool commits_in_one_write(const EditPlan& plan) {
+  const PlannedWrite* commit = nullptr;
+  for (const auto& w : plan.writes) {
+    if (w.phase != WritePhase::Commit) continue;
+    if (commit) return false;
+    commit = &w;
+  }
+  return commit && !commit->bytes.empty() &&
+         commit->offset / kAtomicSector == (commit->offset + commit->bytes.size() - 1) / kAtomicSector;
+}
+
 }  // namespace runpatch
