@@ -139,6 +139,7 @@ class SegmentAppender : PlanContext<E> {
       // segment, `strip` would misplace the segment and silently break the file;
       // this way it refuses when the table has grown. Programs need the table
       // mapped (AT_PHDR), and musl's dl_iterate_phdr reports none for such a library.
+      // (glibc 2.3 onwards copies it; tests/e2e/copy_path_test.cpp MappedLibrary.)
       if (!loaded_by_glibc_only())
         return view_.error("no layout that one write of the ELF header commits (the program header table would move)");
       phdrs_unmapped_ = true;
@@ -152,16 +153,14 @@ class SegmentAppender : PlanContext<E> {
     return insert_new_entries();
   }
 
-  // A shared library for glibc: no interpreter, no PT_PHDR, and a glibc
-  // library among its DT_NEEDED (musl's and bionic's have other names).
+  // A shared library (no interpreter, no PT_PHDR) that no musl or bionic
+  // libc is named for among its DT_NEEDED: those loaders record no program
+  // headers for a library whose table no segment maps.
   bool loaded_by_glibc_only() const {
     if (info_.is_executable() || view_.find_phdr(elf::PT_PHDR) || view_.find_phdr(elf::PT_INTERP)) return false;
-    static constexpr std::string_view kGlibcLibraries[] = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2",
-                                                           "librt.so.1"};
     for (const auto& needed : info_.needed)
-      if (std::find(std::begin(kGlibcLibraries), std::end(kGlibcLibraries), needed) != std::end(kGlibcLibraries))
-        return true;
-    return false;
+      if (needed == "libc.so" || needed.starts_with("libc.musl-") || needed.starts_with("ld-musl-")) return false;
+    return true;
   }
 
   // Whatever lived in an earlier runpatch segment must move again. Returns whether the interpreter did.

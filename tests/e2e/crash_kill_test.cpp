@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -21,7 +22,9 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
+#include "runpatch/edit.hpp"
 #include "runpatch/elf_info.hpp"
+#include "runpatch/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {
@@ -263,6 +266,171 @@ TEST_F(CrashSafety, RunningProgramIsEditedAtomicallyOrRefusedCleanly) {
   EXPECT_EQ(test::read_file(prog), edited);
   ::kill(running, SIGKILL);
   wait_status(running);
+}
+
+
+// ---- A library: the default edit appends, then one write of the ELF header commits ----
+
+// The states a crash may leave a library in: the old file (bytes past its old
+// end are the new tail, partly written, which nothing references), or the new
+// one — where the symbol values that follow moved sections (written after the
+// commit; only tools read them) may still hold their old values.
+enum class CrashState { Old, OldWithUnreferencedTail, New, NewBeforeSymbolValues, Neither };
+
+CrashState classify(const Bytes& now, const Bytes& original, const Bytes& intended,
+                    const std::vector<WrittenRange>& symbol_values) {
+  if (now == original) return CrashState::Old;
+  if (now == intended) return CrashState::New;
+  if (now.size() == intended.size() && now.size() >= original.size()) {
+    bool symbols_pending = true;
+    for (size_t i = 0; i < now.size() && symbols_pending; ++i) {
+      if (now[i] == intended[i]) continue;
+      symbols_pending = i < original.size() && now[i] == original[i] &&
+                        std::any_of(symbol_values.begin(), symbol_values.end(),
+                                    [&](const WrittenRange& r) { return i >= r.offset && i < r.offset + r.size; });
+    }
+    if (symbols_pending) return CrashState::NewBeforeSymbolValues;
+  }
+  bool old_prefix = now.size() > original.size() && std::equal(original.begin(), original.end(), now.begin());
+  if (old_prefix) {
+    for (size_t i = original.size(); i < now.size(); ++i)
+      if (now[i] != 0 && (i >= intended.size() || now[i] != intended[i])) return CrashState::Neither;
+    return CrashState::OldWithUnreferencedTail;
+  }
+  return CrashState::Neither;
+}
+
+class LibraryCrashSafety : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    arch_ = host();
+    dir_ = test::scratch_dir("crash-kill-library/" +
+                             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(dir_ / "lib");
+    fs::copy_file(arch_.dir / "prog-pie", dir_ / "prog-pie");
+    lib_ = dir_ / "lib/libgreet.so";
+    original_ = test::read_file(arch_.dir / "lib/libgreet.so");
+    new_runpath_ = "/run/opengl-driver/lib:" + std::string(300, 'x');  // too long for in place: appended
+    fs::path scratch = dir_ / "intended.so";
+    test::write_file(scratch, original_);
+    auto r = test::run_command({RUNPATCH_CLI, "set", "--runpath", new_runpath_, scratch.string()}, true);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_NE(r.output.find("program header table moved past the new segment"), std::string::npos)
+        << "not the layout one header write commits: " << r.output;
+    intended_ = test::read_file(scratch);
+    fs::remove(scratch);
+    EditRequest request;
+    request.runpath = set_runpath_update(new_runpath_);
+    EditOptions dry;
+    dry.dry_run = true;
+    test::write_file(lib_, original_);
+    auto planned = edit_elf_file(lib_, request, dry);
+    ASSERT_TRUE(planned) << planned.error().message();
+    planned_writes_ = planned->writes.size();
+    for (const auto& w : planned->writes)
+      if (w.what == "symbol value") symbol_values_.push_back(w);
+  }
+
+  // The library loads (the program prints through it) and reads as old or new.
+  CrashState expect_old_or_new(const std::string& context, bool run) {
+    auto now = test::read_file(lib_);
+    CrashState state = classify(now, original_, intended_, symbol_values_);
+    EXPECT_NE(state, CrashState::Neither) << context << ": the library is neither the old nor the new file";
+    if (run) {
+      EXPECT_EQ(test::run_program(arch_, dir_ / "prog-pie").output, "hello from lib\n") << context;
+    }
+    return state;
+  }
+
+  void expect_no_debris(const std::string& context) {
+    std::set<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_ / "lib")) names.insert(entry.path().filename().string());
+    EXPECT_EQ(names, std::set<std::string>{"libgreet.so"}) << context << ": the edit left files beside the library";
+  }
+
+  test::FixtureArch arch_;
+  fs::path dir_, lib_;
+  Bytes original_, intended_;
+  std::string new_runpath_;
+  size_t planned_writes_ = 0;
+  std::vector<WrittenRange> symbol_values_;
+};
+
+// Replays every prefix of the write sequence as a power cut would leave it:
+// the editor stops after k writes, the file is synced and read back past the
+// page cache (O_DIRECT where the file system has it).
+TEST_F(LibraryCrashSafety, PowerCutAfterAnyPrefixOfTheWritesLeavesOldOrNew) {
+  EditRequest request;
+  request.runpath = set_runpath_update(new_runpath_);
+  size_t writes = planned_writes_;
+  ASSERT_GE(writes, 2u) << "a tail and a commit";
+  std::set<CrashState> seen;
+  for (size_t k = 0; k <= writes; ++k) {
+    std::string context = "stopped after " + std::to_string(k) + " of " + std::to_string(writes) + " writes";
+    test::write_file(lib_, original_);
+    EditOptions options;
+    options.stop_after_writes = k;
+    ASSERT_TRUE(edit_elf_file(lib_, request, options)) << context;
+    int fd = ::open(lib_.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ::fsync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+    seen.insert(expect_old_or_new(context, true));
+    expect_no_debris(context);
+  }
+  EXPECT_TRUE(seen.count(CrashState::OldWithUnreferencedTail)) << "no prefix stopped between tail and commit";
+  EXPECT_TRUE(seen.count(CrashState::New));
+}
+
+TEST_F(LibraryCrashSafety, SigkillAtAThousandMomentsLeavesOldOrNew) {
+  std::vector<long> durations;
+  for (int i = 0; i < 5; ++i) {
+    test::write_file(lib_, original_);
+    auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(wait_status(spawn_cli({"set", "--runpath", new_runpath_, lib_.string()})), 0);
+    durations.push_back(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+    ASSERT_EQ(test::read_file(lib_), intended_);
+  }
+  std::sort(durations.begin(), durations.end());
+  long window = durations[2];
+  std::mt19937 random(20261123);
+  int trials = std::max(trials_wanted(), 1000);
+  std::map<CrashState, int> states;
+  int killed = 0;
+  for (int t = 0; t < trials; ++t) {
+    test::write_file(lib_, original_);
+    pid_t pid = spawn_cli({"set", "--runpath", new_runpath_, lib_.string()});
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<long>(0, window)(random)));
+    ::kill(pid, SIGKILL);
+    killed += WIFSIGNALED(wait_status(pid));
+    std::string context = "trial " + std::to_string(t);
+    auto state = expect_old_or_new(context, t % 50 == 0);
+    ++states[state];
+    if (state == CrashState::Neither) break;
+    expect_no_debris(context);
+  }
+  std::cout << trials << " kills (" << killed << " mid-run): " << states[CrashState::Old] << " old, "
+            << states[CrashState::OldWithUnreferencedTail] << " old with an unreferenced tail, "
+            << states[CrashState::NewBeforeSymbolValues] << " new before its symbol values, "
+            << states[CrashState::New] << " new\n";
+  EXPECT_GT(killed, trials / 5) << "the kills did not land during edits; the harness proves little";
+}
+
+// After an edit killed between its tail and its commit, the next edit works
+// on the old file as it is (the unreferenced bytes stay below the new tail).
+TEST_F(LibraryCrashSafety, TheEditAfterAnInterruptedOneSucceeds) {
+  EditRequest request;
+  request.runpath = set_runpath_update(new_runpath_);
+  test::write_file(lib_, original_);
+  EditOptions interrupted;
+  interrupted.stop_after_writes = 1;
+  ASSERT_TRUE(edit_elf_file(lib_, request, interrupted));
+  ASSERT_EQ(expect_old_or_new("interrupted", true), CrashState::OldWithUnreferencedTail);
+  ASSERT_TRUE(edit_elf_file(lib_, request));
+  EXPECT_EQ(*read_elf_info(lib_)->runpath, new_runpath_);
+  EXPECT_EQ(test::run_program(arch_, dir_ / "prog-pie").output, "hello from lib\n");
 }
 
 }  // namespace
