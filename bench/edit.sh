@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Growing the runpath of a large library: `runpatch set` vs `patchelf --set-rpath`,
-# each on its own fresh copy (page cache warm, copies synced before timing).
-# Usage: bench/edit.sh [LIBRARY]   (default: /usr/local/cuda-13.0/lib/libcufft.so.12)
+# Growing the runpath of a library: `runpatch set` (default mode, --in-place,
+# --atomic-copy) vs `patchelf --set-rpath`, each on its own fresh copy (page
+# cache warm, copies synced before timing).
+# Usage: bench/edit.sh [LIBRARY...]
+#   (default: /usr/local/cuda-13.0/lib/libcufft.so.12 and libcudart.so.13)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
-lib=${1:-/usr/local/cuda-13.0/lib/libcufft.so.12}
-[[ -f $lib ]] || { echo "skipped: $lib is absent" >&2; exit 0; }
+libs=("$@")
+[[ ${#libs[@]} -gt 0 ]] || libs=(/usr/local/cuda-13.0/lib/libcufft.so.12 /usr/local/cuda-13.0/lib/libcudart.so.13)
 command -v patchelf >/dev/null || { echo "patchelf missing (scripts/install-deps)" >&2; exit 2; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/runpatch-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -26,12 +28,21 @@ measure() {
   printf '%d.%03d %s\n' $((best / 1000)) $((best % 1000)) "$rss"
 }
 
-read -r inplace inplace_rss < <(measure "$runpatch" set --in-place --runpath "$runpath")
-read -r atomic atomic_rss < <(measure "$runpatch" set --runpath "$runpath")
-read -r theirs theirs_rss < <(measure patchelf --set-rpath "$runpath")
-echo "file: $lib ($(stat -c %s "$lib") bytes)"
-echo "runpatch set --in-place --runpath:  ${inplace} ms, peak RSS ${inplace_rss} KB"
-echo "runpatch set --runpath (atomic):    ${atomic} ms, peak RSS ${atomic_rss} KB"
-echo "patchelf --set-rpath:               ${theirs} ms, peak RSS ${theirs_rss} KB"
-echo "ratio --in-place: $(ratio "$theirs" "$inplace")x faster, $(ratio "$theirs_rss" "$inplace_rss")x less memory"
-echo "ratio atomic:     $(ratio "$theirs" "$atomic")x faster, $(ratio "$theirs_rss" "$atomic_rss")x less memory"
+for lib in "${libs[@]}"; do
+  [[ -f $lib ]] || { echo "skipped: $lib is absent" >&2; continue; }
+  read -r default default_rss < <(measure "$runpatch" set --runpath "$runpath")
+  read -r inplace inplace_rss < <(measure "$runpatch" set --in-place --runpath "$runpath")
+  read -r atomic atomic_rss < <(measure "$runpatch" set --atomic-copy --runpath "$runpath")
+  read -r theirs theirs_rss < <(measure patchelf --set-rpath "$runpath")
+  cp "$lib" "$work/copy.so"
+  how=$("$runpatch" set --dry-run --runpath "$runpath" "$work/copy.so" 2>&1 | head -n 1 | sed 's/^[^:]*: //')
+  echo "file: $lib ($(stat -c %s "$lib") bytes)"
+  echo "  default layout: $how"
+  echo "  runpatch set --runpath (default):   ${default} ms, peak RSS ${default_rss} KB"
+  echo "  runpatch set --in-place --runpath:  ${inplace} ms, peak RSS ${inplace_rss} KB"
+  echo "  runpatch set --atomic-copy:         ${atomic} ms, peak RSS ${atomic_rss} KB"
+  echo "  patchelf --set-rpath:               ${theirs} ms, peak RSS ${theirs_rss} KB"
+  echo "  ratio default:     $(ratio "$theirs" "$default")x faster, $(ratio "$theirs_rss" "$default_rss")x less memory"
+  echo "  ratio --in-place:  $(ratio "$theirs" "$inplace")x faster, $(ratio "$theirs_rss" "$inplace_rss")x less memory"
+  echo "  ratio atomic-copy: $(ratio "$theirs" "$atomic")x faster, $(ratio "$theirs_rss" "$atomic_rss")x less memory"
+done
