@@ -37,6 +37,20 @@ enum class ResolutionCacheMode {
   Remove,
 };
 
+// Fixed-size fields of the headers (patchelf's --set-os-abi, --set/clear-execstack,
+// --no-default-lib, --add-debug-tag, --clear-symbol-version).
+struct HeaderEditRequest {
+  std::optional<uint8_t> osabi;
+  std::optional<bool> exec_stack;  // true: set PF_X, false: clear it
+  bool no_default_lib = false;     // DF_1_NODEFLIB in DT_FLAGS_1
+  bool add_debug_tag = false;      // a DT_DEBUG entry
+  std::vector<std::string> clear_symbol_version;  // their .gnu.version entries become VER_NDX_GLOBAL
+
+  bool empty() const {
+    return !osabi && !exec_stack && !no_default_lib && !add_debug_tag && clear_symbol_version.empty();
+  }
+};
+
 struct EditRequest {
   RunpathUpdate runpath;       // null: leave the runpath alone
   bool force_rpath = false;    // write DT_RPATH (patchelf --force-rpath); default writes DT_RUNPATH
@@ -47,10 +61,11 @@ struct EditRequest {
   std::vector<std::pair<std::string, std::string>> replace_needed;  // old -> new
   ResolutionCacheMode resolution_cache = ResolutionCacheMode::Refresh;
   std::filesystem::path resolution_root = "/";  // the tree the loader will see as "/"
+  HeaderEditRequest headers;
 
   bool empty() const {
     return !runpath && !interpreter && !soname && add_needed.empty() && remove_needed.empty() &&
-           replace_needed.empty() && resolution_cache == ResolutionCacheMode::Refresh;
+           replace_needed.empty() && resolution_cache == ResolutionCacheMode::Refresh && headers.empty();
   }
 };
 

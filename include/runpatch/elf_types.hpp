@@ -196,6 +196,8 @@ inline constexpr uint64_t DT_HASH = 4, DT_SYMTAB = 6, DT_RELA = 7, DT_SYMENT = 1
 inline constexpr uint64_t kTablesFoundThroughDynamic[] = {DT_GNU_HASH, DT_HASH,   DT_SYMTAB,
                                                           DT_VERSYM,   DT_VERNEED, DT_VERDEF};
 inline constexpr uint8_t STT_SECTION = 3;
+inline constexpr uint32_t SHT_GNU_VERSYM = 0x6fffffff;
+inline constexpr uint16_t VER_NDX_GLOBAL = 1;  // .gnu.version: the symbol has no version
 inline constexpr uint64_t DF_ORIGIN = 0x1;
 inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_NODELETE = 0x8,
                           DF_1_ORIGIN = 0x80, DF_1_NODEFLIB = 0x800, DF_1_PIE = 0x08000000;

@@ -38,18 +38,6 @@ std::string patchelf_osabi_name(uint8_t osabi);
 // blanks ignored, with patchelf's aliases such as "sysv", "gnu", "hurd").
 std::optional<uint8_t> osabi_from_name(std::string_view name);
 
-struct HeaderEditRequest {
-  std::optional<uint8_t> osabi;
-  std::optional<bool> exec_stack;  // true: set PF_X, false: clear it
-  bool no_default_lib = false;     // DF_1_NODEFLIB in DT_FLAGS_1
-  bool add_debug_tag = false;      // a DT_DEBUG entry
-  std::vector<std::string> clear_symbol_version;  // their .gnu.version entries become VER_NDX_GLOBAL
-
-  bool empty() const {
-    return !osabi && !exec_stack && !no_default_lib && !add_debug_tag && clear_symbol_version.empty();
-  }
-};
-
 struct HeaderEditOutcome {
   bool changed = false;
   std::vector<WrittenRange> writes;

@@ -92,6 +92,22 @@ struct DynamicModel {
     entries.insert(entries.begin(), added.begin(), added.end());
   }
 
+  // Sets bits in DT_FLAGS_1 (a new entry when there is none).
+  void set_flags_1(uint64_t bits) {
+    for (auto& e : entries)
+      if (e.tag == elf::DT_FLAGS_1) {
+        e.value |= bits;
+        return;
+      }
+    entries.push_back({elf::DT_FLAGS_1, bits, std::nullopt, true});
+  }
+
+  // A non-string entry, unless one with this tag is there.
+  void add_once(uint64_t tag, uint64_t value) {
+    if (std::none_of(entries.begin(), entries.end(), [&](const DynamicEntry& e) { return e.tag == tag; }))
+      entries.push_back({tag, value, std::nullopt, true});
+  }
+
   static bool is_runpath_entry(const DynamicEntry& e) { return e.tag == elf::DT_RUNPATH || e.tag == elf::DT_RPATH; }
 };
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "editing/appended_segment.hpp"
+#include "editing/header_edits.hpp"
 #include "editing/plan_context.hpp"
 #include "editing/string_space.hpp"
 
@@ -47,8 +48,10 @@ class EditPlanner : PlanContext<E> {
 
   Expected<EditPlan> plan(const EditRequest& request) {
     RUNPATCH_TRY(auto table, read_dynamic(view_));
-    // Only the interpreter needs no dynamic section (patchelf edits such files too).
+    // The interpreter and the header fields need no dynamic section (patchelf edits such files too).
     if ((!table || !table->has_strtab) && only_interpreter(request)) return plan_interpreter_only(request);
+    if (!table && needs_dynamic_entries(request.headers))
+      return view_.error("has no dynamic section (statically linked, or separate debug information)");
     if (!table) return view_.error("statically linked (no dynamic section): nothing to edit");
     if (!table->has_strtab) return view_.error("dynamic section has no string table");
     RUNPATCH_CHECK(check_segments());
@@ -68,10 +71,15 @@ class EditPlanner : PlanContext<E> {
   }
 
  private:
+  // Besides the interpreter, at most fields of the ELF and program headers.
   static bool only_interpreter(const EditRequest& r) {
-    return r.interpreter && !r.runpath && !r.soname && r.add_needed.empty() && r.remove_needed.empty() &&
-           r.replace_needed.empty() && r.resolution_cache == ResolutionCacheMode::Refresh;
+    bool header_fields = r.headers.osabi || r.headers.exec_stack;
+    return (r.interpreter || header_fields) && !r.runpath && !r.soname && r.add_needed.empty() && r.remove_needed.empty() && r.replace_needed.empty() &&
+           r.resolution_cache == ResolutionCacheMode::Refresh && !needs_dynamic_entries(r.headers) &&
+           r.headers.clear_symbol_version.empty();
   }
+
+  static bool needs_dynamic_entries(const HeaderEditRequest& h) { return h.no_default_lib || h.add_debug_tag; }
 
   // A program whose loader sees no dynamic section (PT_DYNAMIC hidden, or
   // nothing but DT_NULL): the interpreter is rewritten where it is, or moves
@@ -158,6 +166,9 @@ class EditPlanner : PlanContext<E> {
     for (const auto& [from, to] : request.replace_needed) model.replace_needed(from, to);
     for (const auto& name : request.remove_needed) model.remove_needed(name);
     model.add_needed(request.add_needed);
+    if (request.headers.no_default_lib) model.set_flags_1(elf::DF_1_NODEFLIB);
+    // ld.so writes r_debug's address into DT_DEBUG (gdb finds the link map there).
+    if (request.headers.add_debug_tag) model.add_once(elf::DT_DEBUG, 0);
     for (const auto& e : model.entries)
       if (e.text && e.text->find('\0') != std::string::npos)
         return view_.error("a new string contains a NUL byte");
@@ -426,7 +437,9 @@ class EditPlanner : PlanContext<E> {
 template <class E>
 Expected<EditPlan> plan_edit(const ElfView<E>& view, const ElfInfo& info, const EditOptions& options,
                              const EditRequest& request) {
-  return EditPlanner<E>(view, info, options).plan(request);
+  RUNPATCH_TRY(EditPlan plan, EditPlanner<E>(view, info, options).plan(request));
+  RUNPATCH_CHECK(fold_header_fields(view, request.headers, plan));
+  return plan;
 }
 
 #define RUNPATCH_INSTANTIATE(E)                                                                             \

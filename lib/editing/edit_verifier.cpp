@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "editing/header_edits.hpp"
+#include "editing/planned_image.hpp"
 #include "editing/string_refs.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "reading/elf_info_reader.hpp"
@@ -16,37 +18,6 @@
 namespace runpatch {
 
 namespace {
-
-// ---- The planned result as an image -----------------------------------------
-
-// The original with the writes laid over it in the order they are applied
-// (prepare, commit, cleanup), zeros past its end, cut at the new size.
-class PlannedImage {
- public:
-  PlannedImage(std::span<const uint8_t> original, const EditPlan& plan) : original_(original), size_(plan.new_size) {
-    for (auto phase : {WritePhase::Prepare, WritePhase::Commit, WritePhase::Cleanup})
-      for (const auto& w : plan.writes)
-        if (w.phase == phase) writes_.push_back(&w);
-  }
-
-  bool read(uint64_t offset, uint64_t length, uint8_t* out) const {
-    if (offset > size_ || length > size_ - offset) return false;
-    uint64_t end = offset + length;
-    std::memset(out, 0, length);
-    if (offset < original_.size())
-      std::memcpy(out, original_.data() + offset, std::min<uint64_t>(end, original_.size()) - offset);
-    for (const PlannedWrite* w : writes_) {
-      uint64_t from = std::max(offset, w->offset), to = std::min(end, w->offset + w->bytes.size());
-      if (from < to) std::memcpy(out + (from - offset), w->bytes.data() + (from - w->offset), to - from);
-    }
-    return true;
-  }
-
- private:
-  std::span<const uint8_t> original_;
-  uint64_t size_;
-  std::vector<const PlannedWrite*> writes_;
-};
 
 Error verification_error(const std::string& path, const std::string& field, const std::string& detail) {
   return make_error(path, fmt::format("edit verification failed: {} {} (file left untouched)", field, detail));
@@ -99,7 +70,12 @@ class WritableRegions {
   WritableRegions(const ElfView<E>& view, const DynamicTable<E>& table) : view_(view), table_(table) {}
 
   // moved: tables whose dynamic entry the result points elsewhere; their old bytes are free.
-  Expected<std::vector<Range>> collect(const std::vector<uint64_t>& moved) {
+  // versions: the symbol version table may be written (--clear-symbol-version).
+  Expected<std::vector<Range>> collect(const std::vector<uint64_t>& moved, bool versions) {
+    if (versions) {
+      RUNPATCH_TRY(auto tables, symbol_version_tables(view_, table_));
+      if (tables) add(tables->versym_offset, tables->count * 2);
+    }
     for (uint64_t tag : moved)
       if (auto vaddr = table_.find(tag))
         if (const auto* sh = section_at_address(view_, *vaddr)) add(sh->sh_offset, sh->sh_size);
@@ -172,8 +148,8 @@ class WritableRegions {
 
 template <class E>
 Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& old_table,
-                           const std::vector<uint64_t>& moved_tables, const EditPlan& plan) {
-  RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect(moved_tables));
+                           const std::vector<uint64_t>& moved_tables, const EditPlan& plan, bool versions = false) {
+  RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect(moved_tables, versions));
   uint64_t old_size = old_view.size();
   for (const auto& w : plan.writes) {
     if (w.bytes.empty() || w.offset >= old_size) continue;
@@ -282,8 +258,10 @@ Status check_mapped_in_place(const ElfView<E>& old_view, const ElfView<E>& view,
 using TagValues = std::vector<std::pair<uint64_t, uint64_t>>;
 using TagTexts = std::vector<std::pair<uint64_t, std::string>>;
 
+// DT_FLAGS_1 and DT_DEBUG are checked on their own (check_facts, check_debug_entry).
 bool is_edited_tag(uint64_t tag) {
-  return tag == elf::DT_NEEDED || tag == elf::DT_SONAME || tag == elf::DT_RPATH || tag == elf::DT_RUNPATH;
+  return tag == elf::DT_NEEDED || tag == elf::DT_SONAME || tag == elf::DT_RPATH || tag == elf::DT_RUNPATH ||
+         tag == elf::DT_FLAGS_1 || tag == elf::DT_DEBUG;
 }
 
 // Entries an edit never changes: by value (non-strings) and by text (other string tags).
@@ -337,9 +315,10 @@ std::vector<uint64_t> moved_tables(const DynamicTable<E>& old_table, const Dynam
 // replace-needed renames them, and the version-need check compares their text).
 template <class E>
 Status check_moved_tables(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const ElfView<E>& new_view,
-                          const DynamicTable<E>& new_table, const std::vector<uint64_t>& moved) {
+                          const DynamicTable<E>& new_table, const std::vector<uint64_t>& moved, bool versions_edited) {
   const std::string& path = old_view.path();
   for (uint64_t tag : moved) {
+    if (tag == elf::DT_VERSYM && versions_edited) continue;  // check_symbol_versions compares it entry by entry
     std::string field = fmt::format("the table of dynamic tag {:#x}", tag);
     auto before = old_table.find(tag), after = new_table.find(tag);
     if (!before || !after) return verification_error(path, field, "appeared or disappeared");
@@ -363,6 +342,64 @@ Status check_moved_tables(const ElfView<E>& old_view, const DynamicTable<E>& old
     }
     if (a != b) return verification_error(path, field, "does not hold the same bytes at its new address");
   }
+  return {};
+}
+
+// DT_DEBUG entries keep their values; one is there when asked for.
+template <class E>
+Status check_debug_entry(const std::string& path, const DynamicTable<E>& old_table, const DynamicTable<E>& new_table,
+                         bool wanted) {
+  auto debug_values = [](const DynamicTable<E>& table) {
+    std::vector<uint64_t> values;
+    for (const auto& d : table.entries())
+      if (d.d_tag == elf::DT_DEBUG) values.push_back(d.d_val);
+    return values;
+  };
+  auto before = debug_values(old_table), after = debug_values(new_table);
+  if (wanted && before.empty()) before.push_back(0);
+  if (before != after) return verification_error(path, "DT_DEBUG", wanted ? "is missing" : "changed");
+  return {};
+}
+
+// Each .gnu.version entry keeps its value, except those of the symbols named
+// to be cleared, which become VER_NDX_GLOBAL.
+template <class E>
+Status check_symbol_versions(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const ElfView<E>& new_view,
+                             const DynamicTable<E>& new_table, const std::vector<std::string>& cleared) {
+  if (cleared.empty()) return {};  // untouched: the write regions and moved-table checks cover it
+  const std::string& path = old_view.path();
+  RUNPATCH_TRY(auto old_tables, symbol_version_tables(old_view, old_table));
+  RUNPATCH_TRY(auto new_tables, symbol_version_tables(new_view, new_table));
+  if (!old_tables || !new_tables) return old_tables.has_value() == new_tables.has_value() ? Status{}
+                                         : verification_error(path, "the symbol version table", "appeared or disappeared");
+  if (old_tables->count != new_tables->count) return verification_error(path, "the symbol version table", "changed its size");
+  using Half = typename E::Half;
+  RUNPATCH_TRY(auto symbols, old_view.template table_at<elf::Sym<E>>(old_tables->symtab_offset, old_tables->count, "dynamic symbol table"));
+  RUNPATCH_TRY(auto before, old_view.template table_at<Half>(old_tables->versym_offset, old_tables->count, "symbol version table"));
+  RUNPATCH_TRY(auto after, new_view.template table_at<Half>(new_tables->versym_offset, new_tables->count, "symbol version table"));
+  for (size_t i = 0; i < before.size(); ++i) {
+    uint16_t was = before[i], now = after[i];
+    RUNPATCH_TRY(std::string_view name, dynamic_string(old_view, old_table, symbols[i].st_name, "dynamic symbol name"));
+    bool named = std::find(cleared.begin(), cleared.end(), name) != cleared.end();
+    if (now != (named ? elf::VER_NDX_GLOBAL : was))
+      return verification_error(path, fmt::format("the version of dynamic symbol #{}", i),
+                                fmt::format("is {}, expected {}", now, named ? elf::VER_NDX_GLOBAL : was));
+  }
+  return {};
+}
+
+// PT_GNU_STACK's PF_X says what was asked; otherwise it keeps its flags.
+template <class E>
+Status check_exec_stack(const ElfView<E>& old_view, const ElfView<E>& new_view, std::optional<bool> wanted) {
+  const auto* before = old_view.find_phdr(elf::PT_GNU_STACK);
+  const auto* after = new_view.find_phdr(elf::PT_GNU_STACK);
+  if (!wanted) {
+    if (bool(before) != bool(after) || (before && uint32_t(before->p_flags) != uint32_t(after->p_flags)))
+      return verification_error(old_view.path(), "PT_GNU_STACK", "changed");
+    return {};
+  }
+  if (!after || bool(uint32_t(after->p_flags) & elf::PF_X) != *wanted)
+    return verification_error(old_view.path(), "PT_GNU_STACK", *wanted ? "is not executable" : "is still executable");
   return {};
 }
 
@@ -395,8 +432,10 @@ Status check_facts(const std::string& path, const ElfInfo& before, const ElfInfo
   RUNPATCH_CHECK(expect_equal(path, "DT_NEEDED", expected.needed, after.needed));
   RUNPATCH_CHECK(expect_equal(path, "DT_RUNPATH", expected.runpath, after.runpath));
   RUNPATCH_CHECK(expect_equal(path, "DT_RPATH", expected.rpath, after.rpath));
-  if (after.identity != before.identity || after.type != before.type) return verification_error(path, "the ELF header", "changed its identity");
-  if (after.flags != before.flags || after.flags_1 != before.flags_1) return verification_error(path, "DT_FLAGS/DT_FLAGS_1", "changed");
+  ElfIdentity identity = before.identity;
+  identity.osabi = expected.osabi;
+  if (after.identity != identity || after.type != before.type) return verification_error(path, "the ELF header", "changed its identity");
+  if (after.flags != before.flags || after.flags_1 != expected.flags_1) return verification_error(path, "DT_FLAGS/DT_FLAGS_1", "changed");
   if (after.dlopen != before.dlopen) return verification_error(path, "the .note.dlopen entries", "changed");
   if (after.resolution_cache && !after.resolution_cache->defect.empty())
     return verification_error(path, "the resolution-cache note", "is unreadable: " + after.resolution_cache->defect);
@@ -426,14 +465,19 @@ Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const 
     DynamicTable<E> none;
     RUNPATCH_CHECK(check_write_regions(old_view, old_table ? *old_table : none, {}, plan));
     RUNPATCH_CHECK(check_loads(old_view, none, new_view));
+    RUNPATCH_CHECK(check_exec_stack(old_view, new_view, expected.exec_stack));
     return check_mapped_in_place(old_view, new_view, after);
   }
   if (!new_table) return verification_error(path, "the dynamic section", "is gone");
   auto moved = moved_tables(*old_table, *new_table);
-  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, moved, plan));
-  RUNPATCH_CHECK(check_moved_tables(old_view, *old_table, new_view, *new_table, moved));
+  bool versions = !expected.cleared_versions.empty();
+  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, moved, plan, versions));
+  RUNPATCH_CHECK(check_moved_tables(old_view, *old_table, new_view, *new_table, moved, versions));
   RUNPATCH_CHECK(check_loads(old_view, *old_table, new_view));
   RUNPATCH_CHECK(check_mapped_in_place(old_view, new_view, after));
+  RUNPATCH_CHECK(check_exec_stack(old_view, new_view, expected.exec_stack));
+  RUNPATCH_CHECK(check_debug_entry(path, *old_table, *new_table, expected.debug_entry));
+  RUNPATCH_CHECK(check_symbol_versions(old_view, *old_table, new_view, *new_table, expected.cleared_versions));
   return check_dynamic(old_view, *old_table, new_view, *new_table, expected);
 }
 
@@ -463,6 +507,12 @@ Expected<ExpectedFacts> expected_facts(const ElfInfo& before, const EditRequest&
   facts.needed.insert(facts.needed.begin(), added.begin(), added.end());
   facts.runpath = before.runpath;
   facts.rpath = before.rpath;
+  const HeaderEditRequest& headers = request.headers;
+  facts.osabi = headers.osabi.value_or(before.identity.osabi);
+  facts.flags_1 = before.flags_1 | (headers.no_default_lib ? elf::DF_1_NODEFLIB : 0);
+  facts.debug_entry = headers.add_debug_tag;
+  facts.exec_stack = headers.exec_stack;
+  facts.cleared_versions = headers.clear_symbol_version;
   if (request.runpath) {
     RUNPATCH_TRY(RunpathChange change, request.runpath(before));
     if (change.kind == RunpathChange::Kind::Remove) facts.runpath = facts.rpath = std::nullopt;
@@ -479,9 +529,7 @@ Status verify_edit_plan(std::span<const uint8_t> original, const std::string& pa
   if (plan.strategy == EditStrategy::Unchanged && plan.writes.empty()) return {};
   RUNPATCH_TRY(ExpectedFacts expected, expected_facts(before, request));
   PlannedImage image(original, plan);
-  FileReader result = FileReader::from_source(
-      [&image](uint64_t offset, uint64_t length, uint8_t* out) { return image.read(offset, length, out); },
-      plan.new_size, path);
+  FileReader result = image.reader(path);
   return visit_elf(original, path, [&](const auto& old_view) {
     return verify_typed(old_view, result, before, expected, request, plan);
   });

@@ -28,6 +28,12 @@ struct ExpectedFacts {
   // Each version need's library (vn_file), given those before the edit.
   std::vector<std::string> version_need_files(std::vector<std::string> files) const;
   std::vector<std::pair<std::string, std::string>> replaced;  // old -> new, in request order
+  // The header fields (HeaderEditRequest).
+  uint8_t osabi = 0;
+  uint64_t flags_1 = 0;
+  bool debug_entry = false;                     // a DT_DEBUG entry must be there
+  std::optional<bool> exec_stack;               // PT_GNU_STACK's PF_X, when asked
+  std::vector<std::string> cleared_versions;    // symbols whose .gnu.version entry becomes global
 };
 Expected<ExpectedFacts> expected_facts(const ElfInfo& before, const EditRequest& request);
 

@@ -7,6 +7,7 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "readelf_oracle.hpp"
+#include "runpatch/elf_info.hpp"
 #include "synthetic_elf.hpp"
 
 #include <fstream>
@@ -452,7 +453,7 @@ TEST_F(PatchelfCompat, ExecstackWithoutGnuStack) {
 }
 
 // --add-debug-tag and --no-default-lib need a DT_NULL slot when the tag is absent.
-TEST_F(PatchelfCompat, DynamicTagsUseSpareSlotsOrRefuse) {
+TEST_F(PatchelfCompat, DynamicTagsAreAddedWithOrWithoutASpareSlot) {
   auto host = test::fixture_arches().at(0);
   fs::path dir = test::scratch_dir("patchelf_debug_tag");
   fs::copy_file(host.dir / "lib/libgreet.so", dir / "libgreet.so");
@@ -464,18 +465,27 @@ TEST_F(PatchelfCompat, DynamicTagsUseSpareSlotsOrRefuse) {
   fs::copy_file(host.dir / "prog-pie", dir / "prog");
   EXPECT_EQ(ours({"--add-debug-tag", (dir / "prog").string()}).exit_code, 0);
   EXPECT_EQ(test::read_file(dir / "prog"), test::read_file(host.dir / "prog-pie"));
-  // No spare slot: refused, file untouched.
-  for (const char* option : {"--add-debug-tag", "--no-default-lib"}) {
+  // No spare slot: the planner lays the dynamic section out anew, as for any entry it adds.
+  for (auto [option, shown] : {std::pair{"--add-debug-tag", "(DEBUG)"}, std::pair{"--no-default-lib", "NODEFLIB"}}) {
     test::SyntheticSpec spec;
     spec.soname = "libfull.so";
     auto image = test::build_synthetic_elf(spec);
     fs::path file = dir / (std::string("full") + option);
     test::write_file(file, image.bytes);
-    auto refused = ours({option, file.string()});
-    EXPECT_EQ(refused.exit_code, 1) << option;
-    EXPECT_NE(refused.output.find("not supported yet"), std::string::npos) << refused.output;
-    EXPECT_EQ(test::read_file(file), image.bytes) << option;
+    auto added = ours({option, file.string()});
+    EXPECT_EQ(added.exit_code, 0) << option << ": " << added.output;
+    EXPECT_NE(run_command({"readelf", "-dW", file.string()}).output.find(shown), std::string::npos) << option;
+    EXPECT_EQ(runpatch::read_elf_info(file)->soname, "libfull.so") << option;
   }
+  // And on a library that runs: its program still prints through it.
+  fs::create_directories(dir / "run/lib");
+  fs::copy_file(host.dir / "prog-pie", dir / "run/prog-pie");
+  fs::copy_file(host.dir / "lib/libgreet.so", dir / "run/lib/libgreet.so");
+  ASSERT_EQ(ours({"--no-default-lib", "--add-debug-tag", (dir / "run/lib/libgreet.so").string()}).exit_code, 0);
+  auto flags = run_command({"readelf", "-dW", (dir / "run/lib/libgreet.so").string()}).output;
+  EXPECT_NE(flags.find("NODEFLIB"), std::string::npos) << flags;
+  EXPECT_NE(flags.find("(DEBUG)"), std::string::npos) << flags;
+  EXPECT_EQ(test::run_program(host, dir / "run/prog-pie").output, "hello from lib\n");
 }
 
 // Read-only options need only the program headers: a file without section
