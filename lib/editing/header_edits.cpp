@@ -22,11 +22,6 @@ namespace runpatch {
 
 namespace {
 
-// Tags and types only this editor needs.
-
-constexpr uint32_t kShtGnuVersym = 0x6fffffff;
-constexpr uint16_t kVerNdxGlobal = 1;
-
 // patchelf's names for EI_OSABI values, and the other spellings it accepts.
 struct OsAbiName {
   uint8_t value;
@@ -34,18 +29,18 @@ struct OsAbiName {
   std::array<const char*, 3> aliases;  // lower case; null-terminated list
 };
 constexpr std::array<OsAbiName, 12> kOsAbiNames = {{
-    {0, "System V", {"system v", "system-v", "sysv"}},
-    {1, "HP-UX", {"hp-ux"}},
-    {2, "NetBSD", {"netbsd"}},
-    {3, "Linux", {"linux", "gnu"}},
-    {4, "GNU Hurd", {"gnu hurd", "gnu-hurd", "hurd"}},
-    {6, "Solaris", {"solaris"}},
-    {7, "AIX", {"aix"}},
-    {8, "IRIX", {"irix"}},
-    {9, "FreeBSD", {"freebsd"}},
-    {10, "Tru64", {"tru64"}},
-    {12, "OpenBSD", {"openbsd"}},
-    {13, "OpenVMS", {"openvms"}},
+    {elf::ELFOSABI_SYSV, "System V", {"system v", "system-v", "sysv"}},
+    {elf::ELFOSABI_HPUX, "HP-UX", {"hp-ux"}},
+    {elf::ELFOSABI_NETBSD, "NetBSD", {"netbsd"}},
+    {elf::ELFOSABI_GNU, "Linux", {"linux", "gnu"}},
+    {elf::ELFOSABI_HURD, "GNU Hurd", {"gnu hurd", "gnu-hurd", "hurd"}},
+    {elf::ELFOSABI_SOLARIS, "Solaris", {"solaris"}},
+    {elf::ELFOSABI_AIX, "AIX", {"aix"}},
+    {elf::ELFOSABI_IRIX, "IRIX", {"irix"}},
+    {elf::ELFOSABI_FREEBSD, "FreeBSD", {"freebsd"}},
+    {elf::ELFOSABI_TRU64, "Tru64", {"tru64"}},
+    {elf::ELFOSABI_OPENBSD, "OpenBSD", {"openbsd"}},
+    {elf::ELFOSABI_OPENVMS, "OpenVMS", {"openvms"}},
 }};
 
 template <class T>
@@ -159,7 +154,7 @@ class HeaderPlanner {
     std::optional<uint64_t> versym_count;
     for (const auto& sh : view_.shdrs()) {
       if (sh.sh_type == elf::SHT_DYNSYM) t.symtab_offset = sh.sh_offset, t.count = uint64_t(sh.sh_size) / sizeof(Sym);
-      if (sh.sh_type == kShtGnuVersym) t.versym_offset = sh.sh_offset, versym_count = uint64_t(sh.sh_size) / 2;
+      if (sh.sh_type == elf::SHT_GNU_VERSYM) t.versym_offset = sh.sh_offset, versym_count = uint64_t(sh.sh_size) / 2;
     }
     if (!view_.shdrs().empty()) {
       if (!versym_count) return std::optional<SymbolTables>();
@@ -191,9 +186,9 @@ class HeaderPlanner {
     std::set<std::string, std::less<>> wanted(names.begin(), names.end());
     for (size_t i = 0; i < symbols.size(); ++i) {
       RUNPATCH_TRY(std::string_view name, dynamic_string(view_, dynamic_, symbols[i].st_name, "dynamic symbol name"));
-      if (!wanted.count(name) || uint16_t(versions[i]) == kVerNdxGlobal) continue;
+      if (!wanted.count(name) || uint16_t(versions[i]) == elf::VER_NDX_GLOBAL) continue;
       typename E::Half global;
-      global = kVerNdxGlobal;
+      global = elf::VER_NDX_GLOBAL;
       add(tables->versym_offset + i * 2, bytes_of(global), fmt::format("version of {}", name));
     }
     return {};
