@@ -19,12 +19,4 @@ struct Suggestion {
 std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const DependencyEdge& edge,
                                       const std::vector<std::filesystem::path>& search_dirs);
 
-// True for the CUDA toolkit's link-time stubs (lib/stubs/libcuda.so and friends).
-bool is_stub_library(const std::string& path);
-// A libcuda.so* whose code is a few kilobytes: the toolkit's stub, wherever it
-// lies (the real driver library has tens of megabytes of code).
-bool is_stub_libcuda(const ElfInfo& info);
-// True for a directory of such stubs (".../stubs", with or without a trailing slash).
-bool is_stubs_directory(const std::string& dir);
-
 }  // namespace runpatch

@@ -13,7 +13,6 @@
 
 #include "runpatch/elf_info.hpp"
 #include "runpatch/expected.hpp"
-#include "runpatch/resolution_cache.hpp"
 
 namespace runpatch {
 
@@ -128,9 +127,5 @@ std::string strategy_name(EditStrategy strategy);
 
 Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
                                     const EditOptions& options = {});
-
-// Runpath string helpers (":"-separated lists).
-std::vector<std::string> split_runpath(const std::string& runpath);
-std::string join_runpath(const std::vector<std::string>& entries);
 
 }  // namespace runpatch

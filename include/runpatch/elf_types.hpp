@@ -148,17 +148,58 @@ struct Nhdr {
   typename E::Word n_type;
 };
 
+// Symbol versioning (.gnu.version_d / .gnu.version_r): the same layout in both
+// classes; each entry links to the next by a byte offset from itself.
+template <class E>
+struct Verdef {
+  typename E::Half vd_version;
+  typename E::Half vd_flags;
+  typename E::Half vd_ndx;
+  typename E::Half vd_cnt;  // Verdaux entries
+  typename E::Word vd_hash;
+  typename E::Word vd_aux;   // first Verdaux, from this entry
+  typename E::Word vd_next;  // next Verdef, from this entry; 0 ends the chain
+};
+template <class E>
+struct Verdaux {
+  typename E::Word vda_name;  // dynamic string table index
+  typename E::Word vda_next;
+};
+template <class E>
+struct Verneed {
+  typename E::Half vn_version;
+  typename E::Half vn_cnt;   // Vernaux entries
+  typename E::Word vn_file;  // dynamic string table index of the library
+  typename E::Word vn_aux;
+  typename E::Word vn_next;
+};
+template <class E>
+struct Vernaux {
+  typename E::Word vna_hash;
+  typename E::Half vna_flags;
+  typename E::Half vna_other;
+  typename E::Word vna_name;
+  typename E::Word vna_next;
+};
+
 static_assert(sizeof(Ehdr<Elf64LE>) == 64 && sizeof(Ehdr<Elf32BE>) == 52);
 static_assert(sizeof(Phdr<Elf64LE>) == 56 && sizeof(Phdr<Elf32BE>) == 32);
 static_assert(sizeof(Shdr<Elf64LE>) == 64 && sizeof(Shdr<Elf32BE>) == 40);
 static_assert(sizeof(Dyn<Elf64LE>) == 16 && sizeof(Dyn<Elf32BE>) == 8);
 static_assert(sizeof(Sym<Elf64LE>) == 24 && sizeof(Sym<Elf32BE>) == 16);
+static_assert(sizeof(Verdef<Elf64LE>) == 20 && sizeof(Verdaux<Elf32BE>) == 8);
+static_assert(sizeof(Verneed<Elf64LE>) == 16 && sizeof(Vernaux<Elf32BE>) == 16);
 static_assert(alignof(Ehdr<Elf64LE>) == 1 && alignof(Phdr<Elf64BE>) == 1);
 
 // e_ident
 inline constexpr int EI_CLASS = 4, EI_DATA = 5, EI_VERSION = 6, EI_OSABI = 7, EI_ABIVERSION = 8;
 inline constexpr uint8_t ELFCLASS32 = 1, ELFCLASS64 = 2;
 inline constexpr uint8_t ELFDATA2LSB = 1, ELFDATA2MSB = 2;
+// EI_OSABI
+inline constexpr uint8_t ELFOSABI_SYSV = 0, ELFOSABI_HPUX = 1, ELFOSABI_NETBSD = 2, ELFOSABI_GNU = 3,
+                         ELFOSABI_HURD = 4, ELFOSABI_SOLARIS = 6, ELFOSABI_AIX = 7, ELFOSABI_IRIX = 8,
+                         ELFOSABI_FREEBSD = 9, ELFOSABI_TRU64 = 10, ELFOSABI_MODESTO = 11, ELFOSABI_OPENBSD = 12,
+                         ELFOSABI_OPENVMS = 13, ELFOSABI_ARM = 97, ELFOSABI_STANDALONE = 255;
 
 // e_type
 inline constexpr uint16_t ET_NONE = 0, ET_REL = 1, ET_EXEC = 2, ET_DYN = 3, ET_CORE = 4;
@@ -176,7 +217,7 @@ inline constexpr uint32_t PF_X = 1, PF_W = 2, PF_R = 4;
 
 // sh_type
 inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_DYNAMIC = 6,
-                          SHT_NOTE = 7, SHT_NOBITS = 8, SHT_DYNSYM = 11;
+                          SHT_NOTE = 7, SHT_NOBITS = 8, SHT_DYNSYM = 11, SHT_GNU_VERSYM = 0x6fffffff;
 inline constexpr uint64_t SHF_WRITE = 1, SHF_ALLOC = 2;
 inline constexpr uint32_t SHN_LORESERVE = 0xff00;
 
@@ -196,11 +237,13 @@ inline constexpr uint64_t DT_HASH = 4, DT_SYMTAB = 6, DT_RELA = 7, DT_SYMENT = 1
 inline constexpr uint64_t kTablesFoundThroughDynamic[] = {DT_GNU_HASH, DT_HASH,   DT_SYMTAB,
                                                           DT_VERSYM,   DT_VERNEED, DT_VERDEF};
 inline constexpr uint8_t STT_SECTION = 3;
-inline constexpr uint32_t SHT_GNU_VERSYM = 0x6fffffff;
-inline constexpr uint16_t VER_NDX_GLOBAL = 1;  // .gnu.version: the symbol has no version
 inline constexpr uint64_t DF_ORIGIN = 0x1;
-inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_NODELETE = 0x8,
-                          DF_1_ORIGIN = 0x80, DF_1_NODEFLIB = 0x800, DF_1_PIE = 0x08000000;
+inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_GROUP = 0x4, DF_1_NODELETE = 0x8,
+                          DF_1_LOADFLTR = 0x10, DF_1_INITFIRST = 0x20, DF_1_NOOPEN = 0x40, DF_1_ORIGIN = 0x80,
+                          DF_1_DIRECT = 0x100, DF_1_INTERPOSE = 0x400, DF_1_NODEFLIB = 0x800,
+                          DF_1_NODUMP = 0x1000, DF_1_PIE = 0x08000000;
+// .gnu.version entries: 1 is the unversioned global definition.
+inline constexpr uint16_t VER_NDX_LOCAL = 0, VER_NDX_GLOBAL = 1;
 
 // e_machine values we name; any other value is still handled.
 inline constexpr uint16_t EM_386 = 3, EM_PPC = 20, EM_PPC64 = 21, EM_S390 = 22, EM_ARM = 40,

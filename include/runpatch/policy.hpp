@@ -11,12 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "runpatch/cuda.hpp"  // kDefaultDriverDir, looks_like_compat_dir
 #include "runpatch/edit.hpp"
 #include "runpatch/expected.hpp"
 
 namespace runpatch {
-
-inline constexpr const char* kDefaultDriverDir = "/run/opengl-driver/lib";
 
 struct RunpathPolicy {
   std::vector<std::string> compat_dirs;    // cuda_compat: ahead of the driver
@@ -34,10 +33,6 @@ struct RunpathPolicy {
   static Expected<RunpathPolicy> from_json_file(const std::filesystem::path& path);
   static Expected<RunpathPolicy> from_json_text(const std::string& text, const std::string& origin);
 };
-
-// Whether an existing entry is a cuda_compat directory: one of the policy's,
-// or a directory named "compat" inside a cuda_compat / cuda-compat package.
-bool looks_like_compat_dir(const std::string& entry);
 
 // The runpath the policy gives a file whose runpath is now `current`.
 std::string apply_policy(const RunpathPolicy& policy, const std::string& current);

@@ -66,10 +66,24 @@ enum class FoundVia {
 };
 std::string found_via_name(FoundVia via);
 
+// What one open the loader would try came to.
+enum class AttemptOutcome {
+  Found,
+  AlsoFound,            // a later candidate (SearchEnvironment::every_candidate)
+  NoSuchFile,
+  NotLoadable,          // detail: what the reader found wrong
+  WrongClassOrMachine,  // detail: the candidate's class and machine
+};
+
 struct SearchAttempt {
-  std::string path;     // as the loader would open it
-  std::string outcome;  // "found", "also found" (SearchEnvironment::every_candidate), "no such file", "wrong class or machine: ...", ...
-  std::string rule;     // e.g. "runpath of /usr/bin/foo"
+  std::string path;  // as the loader would open it
+  AttemptOutcome outcome = AttemptOutcome::NoSuchFile;
+  std::string rule;    // e.g. "runpath of /usr/bin/foo"
+  std::string detail;  // why, for NotLoadable and WrongClassOrMachine (and "(musl stops here)")
+
+  // For people: "found", "also found", "no such file", "not loadable: <detail>",
+  // "wrong class or machine: <detail>".
+  std::string outcome_text() const;
 };
 
 struct Resolution {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runpatch/edit.hpp"
+#include "runpatch/loader_paths.hpp"  // effective_runpath, split_runpath, join_runpath
 
 namespace runpatch {
 
@@ -21,8 +22,5 @@ RunpathUpdate add_runpath_update(std::string entries, bool prepend, bool dedupli
 // absolute entries outside allowed_prefixes (when given), and keeps an absolute directory only if
 // it holds a not-yet-found DT_NEEDED library of the same class and machine.
 RunpathUpdate shrink_runpath_update(std::vector<std::string> allowed_prefixes);
-
-// The runpath the loader would use: DT_RUNPATH, else DT_RPATH, else "".
-std::string effective_runpath(const ElfInfo& info);
 
 }  // namespace runpatch

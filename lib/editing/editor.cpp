@@ -14,6 +14,7 @@
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/mapped_file.hpp"
+#include "runpatch/resolution_cache.hpp"
 
 namespace runpatch {
 
@@ -158,25 +159,6 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
   RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, options));
   if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, DestLock::NotHeld));
   return std::move(p.outcome);
-}
-
-std::vector<std::string> split_runpath(const std::string& runpath) {
-  std::vector<std::string> entries;
-  if (runpath.empty()) return entries;
-  size_t start = 0;
-  for (;;) {
-    size_t colon = runpath.find(':', start);
-    entries.push_back(runpath.substr(start, colon - start));
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return entries;
-}
-
-std::string join_runpath(const std::vector<std::string>& entries) {
-  std::string out;
-  for (size_t i = 0; i < entries.size(); ++i) out += (i ? ":" : "") + entries[i];
-  return out;
 }
 
 }  // namespace runpatch

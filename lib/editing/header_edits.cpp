@@ -27,18 +27,18 @@ struct OsAbiName {
   std::array<const char*, 3> aliases;  // lower case; null-terminated list
 };
 constexpr std::array<OsAbiName, 12> kOsAbiNames = {{
-    {0, "System V", {"system v", "system-v", "sysv"}},
-    {1, "HP-UX", {"hp-ux"}},
-    {2, "NetBSD", {"netbsd"}},
-    {3, "Linux", {"linux", "gnu"}},
-    {4, "GNU Hurd", {"gnu hurd", "gnu-hurd", "hurd"}},
-    {6, "Solaris", {"solaris"}},
-    {7, "AIX", {"aix"}},
-    {8, "IRIX", {"irix"}},
-    {9, "FreeBSD", {"freebsd"}},
-    {10, "Tru64", {"tru64"}},
-    {12, "OpenBSD", {"openbsd"}},
-    {13, "OpenVMS", {"openvms"}},
+    {elf::ELFOSABI_SYSV, "System V", {"system v", "system-v", "sysv"}},
+    {elf::ELFOSABI_HPUX, "HP-UX", {"hp-ux"}},
+    {elf::ELFOSABI_NETBSD, "NetBSD", {"netbsd"}},
+    {elf::ELFOSABI_GNU, "Linux", {"linux", "gnu"}},
+    {elf::ELFOSABI_HURD, "GNU Hurd", {"gnu hurd", "gnu-hurd", "hurd"}},
+    {elf::ELFOSABI_SOLARIS, "Solaris", {"solaris"}},
+    {elf::ELFOSABI_AIX, "AIX", {"aix"}},
+    {elf::ELFOSABI_IRIX, "IRIX", {"irix"}},
+    {elf::ELFOSABI_FREEBSD, "FreeBSD", {"freebsd"}},
+    {elf::ELFOSABI_TRU64, "Tru64", {"tru64"}},
+    {elf::ELFOSABI_OPENBSD, "OpenBSD", {"openbsd"}},
+    {elf::ELFOSABI_OPENVMS, "OpenVMS", {"openvms"}},
 }};
 
 template <class T>

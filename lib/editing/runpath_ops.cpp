@@ -5,11 +5,6 @@
 
 namespace runpatch {
 
-std::string effective_runpath(const ElfInfo& info) {
-  if (info.runpath) return *info.runpath;
-  return info.rpath.value_or("");
-}
-
 RunpathUpdate set_runpath_update(std::string value) {
   return [value = std::move(value)](const ElfInfo&) -> Expected<RunpathChange> { return RunpathChange::set(value); };
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -167,28 +168,26 @@ class StringRefCollector {
   }
 
  public:
-  // Elf_Verneed: vn_version(2) vn_cnt(2) vn_file(4) vn_aux(4) vn_next(4); Elf_Vernaux:
-  // vna_hash(4) vna_flags(2) vna_other(2) vna_name(4) vna_next(4).
-  // Calls on_file(offset of the vn_file field, its string index) and on_name(string index).
+  // Calls on_file(offset of a Verneed's vn_file field, its string index) and on_name(string index).
   template <class OnFile, class OnName>
   Status walk_verneed(OnFile on_file, OnName on_name) {
+    using Verneed = elf::Verneed<E>;
     auto vaddr = table_.find(DT_VERNEED);
     if (!vaddr) return {};
     uint64_t count = table_.find(DT_VERNEEDNUM).value_or(0);
-    RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*vaddr, 16, "version needs"));
+    RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*vaddr, sizeof(Verneed), "version needs"));
     for (uint64_t n = 0; n < count && n < kMaxVersionEntries; ++n) {
-      RUNPATCH_TRY(auto vn, words(off, 4));
-      uint16_t cnt = half(off + 2);
-      RUNPATCH_CHECK(on_file(off + 4, uint64_t(vn[1])));
-      uint64_t aux = off + vn[2];
-      for (uint16_t a = 0; a < cnt; ++a) {
-        RUNPATCH_TRY(auto vna, words(aux, 4));
-        RUNPATCH_CHECK(on_name(uint64_t(vna[2])));
-        if (vna[3] == 0) break;
-        aux += vna[3];
+      RUNPATCH_TRY(const Verneed* vn, entry_at<Verneed>(off));
+      RUNPATCH_CHECK(on_file(off + offsetof(Verneed, vn_file), uint64_t(vn->vn_file)));
+      uint64_t aux = off + vn->vn_aux;
+      for (uint16_t a = 0, cnt = vn->vn_cnt; a < cnt; ++a) {
+        RUNPATCH_TRY(const elf::Vernaux<E>* vna, entry_at<elf::Vernaux<E>>(aux));
+        RUNPATCH_CHECK(on_name(uint64_t(vna->vna_name)));
+        if (vna->vna_next == 0) break;
+        aux += vna->vna_next;
       }
-      if (vn[3] == 0) break;
-      off += vn[3];
+      if (vn->vn_next == 0) break;
+      off += vn->vn_next;
     }
     return {};
   }
@@ -199,26 +198,24 @@ class StringRefCollector {
                         [&](uint64_t name) { return add(name, "version need name"); });
   }
 
-  // Elf_Verdef: vd_version(2) vd_flags(2) vd_ndx(2) vd_cnt(2) vd_hash(4) vd_aux(4) vd_next(4);
-  // Elf_Verdaux: vda_name(4) vda_next(4).
   template <class OnName>
   Status walk_verdef(OnName on_name) {
+    using Verdef = elf::Verdef<E>;
     auto vaddr = table_.find(DT_VERDEF);
     if (!vaddr) return {};
     uint64_t count = table_.find(DT_VERDEFNUM).value_or(0);
-    RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*vaddr, 20, "version definitions"));
+    RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*vaddr, sizeof(Verdef), "version definitions"));
     for (uint64_t n = 0; n < count && n < kMaxVersionEntries; ++n) {
-      RUNPATCH_TRY(auto vd, words(off, 5));
-      uint16_t cnt = half(off + 6);
-      uint64_t aux = off + vd[3];
-      for (uint16_t a = 0; a < cnt; ++a) {
-        RUNPATCH_TRY(auto vda, words(aux, 2));
-        RUNPATCH_CHECK(on_name(uint64_t(vda[0])));
-        if (vda[1] == 0) break;
-        aux += vda[1];
+      RUNPATCH_TRY(const Verdef* vd, entry_at<Verdef>(off));
+      uint64_t aux = off + vd->vd_aux;
+      for (uint16_t a = 0, cnt = vd->vd_cnt; a < cnt; ++a) {
+        RUNPATCH_TRY(const elf::Verdaux<E>* vda, entry_at<elf::Verdaux<E>>(aux));
+        RUNPATCH_CHECK(on_name(uint64_t(vda->vda_name)));
+        if (vda->vda_next == 0) break;
+        aux += vda->vda_next;
       }
-      if (vd[4] == 0) break;
-      off += vd[4];
+      if (vd->vd_next == 0) break;
+      off += vd->vd_next;
     }
     return {};
   }
@@ -227,11 +224,14 @@ class StringRefCollector {
     return walk_verdef([&](uint64_t name) { return add(name, "version definition name"); });
   }
 
-  Expected<std::span<const typename E::Word>> words(uint64_t off, uint64_t n) {
-    return view_.template table_at<typename E::Word>(off, n, "version entry");
-  }
-  uint16_t half(uint64_t off) {  // callers have bounds-checked the enclosing words
-    return *reinterpret_cast<const typename E::Half*>(view_.data_at(off, 2));
+  // A version entry (elf::Verdef ...: byte-aligned fields) read through the view, as
+  // either backend holds it; checked as the 4-byte words it spans, so that an
+  // error counts words.
+  template <class T>
+  Expected<const T*> entry_at(uint64_t off) {
+    static_assert(sizeof(T) % 4 == 0 && alignof(T) == 1);
+    RUNPATCH_TRY(auto words, view_.template table_at<typename E::Word>(off, sizeof(T) / 4, "version entry"));
+    return reinterpret_cast<const T*>(words.data());
   }
 
   const ElfView<E>& view_;

@@ -10,10 +10,10 @@
 
 #include "policy/check_jetson_rules.hpp"
 #include "policy/check_nix_rules.hpp"
-#include "resolving/path_text.hpp"
+#include "runpatch/loader_paths.hpp"
 #include "runpatch/check.hpp"
 #include "runpatch/resolution_cache.hpp"
-#include "runpatch/diagnose.hpp"
+#include "runpatch/cuda.hpp"
 #include "runpatch/policy.hpp"
 #include "runpatch/runpath_ops.hpp"
 #include "runpatch/scan.hpp"
@@ -23,13 +23,6 @@ namespace runpatch {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Libraries that only the NVIDIA driver installs: never resolvable at build time.
-bool is_driver_library(const std::string& name) {
-  for (const char* prefix : {"libcuda.so", "libnvidia-", "libnvcuvid.so", "libnvoptix.so"})
-    if (name.rfind(prefix, 0) == 0) return true;
-  return is_l4t_driver_library(name);  // libnvrm_* and friends: the Jetson driver's
-}
 
 bool uses_libcuda(const ElfInfo& info) {
   for (const auto& n : info.needed)
@@ -52,22 +45,23 @@ class Checker {
     check_dependencies(path, info);
     check_resolution_cache(info);
     if (o_.interpreter && info.interpreter && *info.interpreter != *o_.interpreter)
-      add("wrong-interpreter", fmt::format("interpreter is {}, expected {}", *info.interpreter, *o_.interpreter));
+      add(CheckRule::WrongInterpreter, fmt::format("interpreter is {}, expected {}", *info.interpreter, *o_.interpreter));
   }
 
  private:
-  void add(const char* rule, std::string message, std::optional<Severity> severity = std::nullopt) {
-    if (o_.disabled.count(rule)) return;
-    out_->push_back({rule, severity.value_or(rule_severity(rule)), file_, std::move(message)});
+  void add(CheckRule rule, std::string message, std::optional<Severity> severity = std::nullopt) {
+    const RuleInfo& info = rule_info(rule);
+    if (o_.disabled.count(std::string(info.id))) return;
+    out_->push_back({std::string(info.id), severity.value_or(info.severity), file_, std::move(message)});
   }
 
   check_rules_nix::AddFinding adder() {
-    return [this](const char* rule, std::string message) { add(rule, std::move(message)); };
+    return [this](CheckRule rule, std::string message) { add(rule, std::move(message)); };
   }
 
   void check_runpath(const ElfInfo& info) {
     if (info.rpath && !info.runpath)
-      add("rpath-not-runpath", "uses DT_RPATH (searched before LD_LIBRARY_PATH, inherited by dependencies)",
+      add(CheckRule::RpathNotRunpath, "uses DT_RPATH (searched before LD_LIBRARY_PATH, inherited by dependencies)",
           o_.require_runpath ? std::optional<Severity>(Severity::Error) : std::nullopt);
     std::vector<std::string> entries = split_runpath(effective_runpath(info));
     if ((info.runpath && info.runpath->empty()) || (info.rpath && !info.runpath && info.rpath->empty())) entries = {""};
@@ -75,32 +69,32 @@ class Checker {
     std::optional<size_t> driver_at;
     for (size_t i = 0; i < entries.size(); ++i) {
       const std::string& e = entries[i];
-      if (std::find(seen.begin(), seen.end(), e) != seen.end()) add("duplicate-entry", fmt::format("'{}' appears more than once", e));
+      if (std::find(seen.begin(), seen.end(), e) != seen.end()) add(CheckRule::DuplicateEntry, fmt::format("'{}' appears more than once", e));
       seen.push_back(e);
       bool is_driver = std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
       if (is_driver && !driver_at) driver_at = i;
       if (looks_like_compat_dir(e) && driver_at)
-        add("compat-after-driver", fmt::format("cuda_compat directory '{}' comes after the driver directory '{}': "
+        add(CheckRule::CompatAfterDriver, fmt::format("cuda_compat directory '{}' comes after the driver directory '{}': "
                                                "the driver's libcuda would win", e, entries[*driver_at]));
       if (e.empty() || (e[0] != '/' && e.rfind("$ORIGIN", 0) != 0 && e.rfind("${ORIGIN}", 0) != 0)) {
-        add("relative-entry", e.empty() ? "an empty entry means the current directory"
+        add(CheckRule::RelativeEntry, e.empty() ? "an empty entry means the current directory"
                                         : fmt::format("'{}' is relative to the current directory", e));
         continue;
       }
       if (is_stubs_directory(e))
-        add("stubs-entry", fmt::format("'{}' holds link-time stubs (e.g. libcuda.so); never search it at run time", e));
+        add(CheckRule::StubsEntry, fmt::format("'{}' holds link-time stubs (e.g. libcuda.so); never search it at run time", e));
       check_rules_nix::entry_bloat(e, adder());
       for (const auto& prefix : o_.forbidden_prefixes)
         if (!prefix.empty() && e.rfind(prefix, 0) == 0)
-          add("forbidden-prefix", fmt::format("'{}' is under the forbidden prefix '{}'", e, prefix));
+          add(CheckRule::ForbiddenPrefix, fmt::format("'{}' is under the forbidden prefix '{}'", e, prefix));
       if (is_driver) continue;  // the driver directory exists on the target machine, not here
       std::string dir = expand_origin(e, dirname_of(file_));
       fs::path host = under_root(o_.env.root, dir);
       struct stat st {};
       if (::stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        add("missing-entry", fmt::format("'{}' does not exist", e));
+        add(CheckRule::MissingEntry, fmt::format("'{}' does not exist", e));
       } else if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-        add("world-writable", fmt::format("'{}' is writable by everyone", e));
+        add(CheckRule::WorldWritable, fmt::format("'{}' is writable by everyone", e));
       }
       if (S_ISDIR(st.st_mode) && !is_stubs_directory(e)) check_rules_nix::entry_stub(e, host, adder());
     }
@@ -113,7 +107,7 @@ class Checker {
     const auto& note = info.resolution_cache;
     if (!note) return;
     if (!note->defect.empty()) {
-      add("stale-ldcache", "the resolution cache is unreadable: " + note->defect);
+      add(CheckRule::StaleLdcache, "the resolution cache is unreadable: " + note->defect);
       return;
     }
     bool gone = false;
@@ -121,7 +115,7 @@ class Checker {
       for (const auto& location : entry.locations) {
         std::error_code ec;
         if (location[0] == '=' && !fs::exists(under_root(o_.env.root, location.substr(1)), ec)) {
-          add("stale-ldcache", fmt::format("the resolution cache sends {} to {}, which no longer exists", entry.needed,
+          add(CheckRule::StaleLdcache, fmt::format("the resolution cache sends {} to {}, which no longer exists", entry.needed,
                                            location.substr(1)));
           gone = true;
         }
@@ -140,13 +134,13 @@ class Checker {
         break;
       }
     }
-    add("stale-ldcache", what + " (refresh: runpatch set --ldcache FILE)");
+    add(CheckRule::StaleLdcache, what + " (refresh: runpatch set --ldcache FILE)");
   }
 
   void check_dependencies(const fs::path& path, const ElfInfo& info) {
     auto tree = session_.resolve_tree(path);
     if (!tree) {
-      add("unresolved-needed", tree.error().message());
+      add(CheckRule::UnresolvedNeeded, tree.error().message());
       return;
     }
     loader = tree->loader;
@@ -154,10 +148,10 @@ class Checker {
       if (edge.from != 0 || edge.dlopen || edge.resolution.path) continue;
       const std::string& name = edge.resolution.name;
       if (is_driver_library(name)) {
-        add("driver-library", fmt::format("needs {}, which only the NVIDIA driver provides (the CUDA toolkit has "
+        add(CheckRule::DriverLibrary, fmt::format("needs {}, which only the NVIDIA driver provides (the CUDA toolkit has "
                                           "just the link-time stub lib/stubs/libcuda.so)", name));
       } else {
-        add("unresolved-needed", fmt::format("{} is not found ({} places tried)", name, edge.resolution.attempts.size()));
+        add(CheckRule::UnresolvedNeeded, fmt::format("{} is not found ({} places tried)", name, edge.resolution.attempts.size()));
       }
     }
     check_rules_nix::version_mix(*tree, adder());
@@ -175,7 +169,7 @@ class Checker {
         return std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
       });
       if (!has_driver)
-        add("driver-dir-missing", fmt::format("needs or dlopens libcuda.so.1 but its runpath lacks {}", o_.driver_dirs.front()));
+        add(CheckRule::DriverDirMissing, fmt::format("needs or dlopens libcuda.so.1 but its runpath lacks {}", o_.driver_dirs.front()));
     }
   }
 
@@ -232,8 +226,9 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
     loaders[k] = std::move(checker.loader);
     if (machines.size() > 1 && majority != machines.end() &&
         std::make_pair(info.identity.elf_class, info.identity.machine) != majority->first &&
-        !options.disabled.count("foreign-machine"))
-      per_file[k].push_back({"foreign-machine", Severity::Warning, info.path,
+        !options.disabled.count(std::string(rule_info(CheckRule::ForeignMachine).id)))
+      per_file[k].push_back({std::string(rule_info(CheckRule::ForeignMachine).id),
+                             rule_info(CheckRule::ForeignMachine).severity, info.path,
                              fmt::format("{} {} among {} {} files", info.identity.elf_class == ElfClass::Elf64 ? "ELF64" : "ELF32",
                                          machine_name(info.identity.machine), majority->second,
                                          machine_name(majority->first.second))});
@@ -251,8 +246,8 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
 
 std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& tree, const SearchEnvironment& env) {
   std::vector<Finding> out;
-  auto add = [&](const char* rule, std::string message) {
-    out.push_back({rule, rule_severity(rule), file.string(), std::move(message)});
+  auto add = [&](CheckRule rule, std::string message) {
+    out.push_back({std::string(rule_info(rule).id), rule_info(rule).severity, file.string(), std::move(message)});
   };
   check_rules_nix::version_mix(tree, add);
   if (auto by_runpath = check_rules_nix::without_ld_library_path(file, env))
@@ -260,7 +255,7 @@ std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& t
   // A stub libcuda actually loaded (not just reachable): the strongest form of runtime-stub.
   auto stub = [&](const std::string& path, const ElfInfo& info) {
     if (is_stub_libcuda(info))
-      add("runtime-stub", fmt::format("loads {}, the toolkit's stub ({} bytes of code): every CUDA call fails", path,
+      add(CheckRule::RuntimeStub, fmt::format("loads {}, the toolkit's stub ({} bytes of code): every CUDA call fails", path,
                                       info.code_size));
   };
   for (const auto& o : tree.objects) stub(o.path, *o.info);

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "policy/nix_paths.hpp"
-#include "resolving/path_text.hpp"
+#include "runpatch/loader_paths.hpp"
 #include "runpatch/policy.hpp"
 #include "runpatch/runpath_ops.hpp"
 
@@ -38,7 +38,7 @@ void compat_entries(const std::vector<std::string>& entries, const std::vector<s
     bool driver_behind = std::any_of(entries.begin() + static_cast<long>(i) + 1, entries.end(),
                                      [&](const std::string& e) { return is_driver_dir(driver_dirs, e); });
     if (!driver_behind)
-      add("compat-needs-driver",
+      add(CheckRule::CompatNeedsDriver,
           fmt::format("cuda_compat directory '{}' has no driver directory ({}) behind it: cuda_compat's libcuda is not "
                       "the whole driver, it needs the driver's libnvrm_mem and libnvrm_gpu",
                       entries[i], driver_dirs.empty() ? "none given" : driver_dirs.front()));
@@ -60,7 +60,7 @@ void libcuda_own_search(const DependencyTree& tree, const std::vector<std::strin
   std::sort(missing.begin(), missing.end());
   std::string names;
   for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
-  add("compat-needs-driver",
+  add(CheckRule::CompatNeedsDriver,
       fmt::format("needs {} from the driver, but its own runpath ({}) lacks {}: the runpath of whatever loads it does "
                   "not count for its dependencies",
                   names, entries.empty() ? "none" : "'" + effective_runpath(self) + "'",
@@ -83,7 +83,7 @@ void jetpack_range(const DependencyTree& tree, const JetpackRelease& jetpack, co
     if ((release = cudart_major(o.info->soname ? *o.info->soname : basename_of(o.path)))) evidence = o.path;
   }
   if (!release || package_set_runs(jetpack, *release)) return;
-  add("jetpack-cuda-range",
+  add(CheckRule::JetpackCudaRange,
       fmt::format("uses the CUDA {} package set ({}), which JetPack {} does not run ({})", cuda_version_text(*release),
                   evidence, jetpack.jetpack, describe_cuda_range(jetpack)));
 }

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "policy/nix_paths.hpp"
-#include "resolving/path_text.hpp"
-#include "runpatch/diagnose.hpp"
+#include "runpatch/loader_paths.hpp"
+#include "runpatch/cuda.hpp"
 #include "runpatch/edit.hpp"
 #include "runpatch/policy.hpp"
 
@@ -88,14 +88,14 @@ void version_mix(const DependencyTree& tree, const AddFinding& add) {
     for (const auto& [major, object] : by_major)
       parts += fmt::format("{}{}.so.{} ({}; {})", parts.empty() ? "" : " and ", base, major, tree.objects[object].path,
                            how_reached(tree, object));
-    add("cuda-version-mix", fmt::format("loads {}", parts));
+    add(CheckRule::CudaVersionMix, fmt::format("loads {}", parts));
   }
   if (releases.size() > 1) {
     std::string parts;
     for (const auto& [release, where] : releases)
       parts += fmt::format("{}CUDA {} ({} at {}; {})", parts.empty() ? "" : " and ", release, where.first,
                            tree.objects[where.second].path, how_reached(tree, where.second));
-    add("cuda-version-mix", fmt::format("loads from two CUDA package sets: {}", parts));
+    add(CheckRule::CudaVersionMix, fmt::format("loads from two CUDA package sets: {}", parts));
   }
 }
 
@@ -104,18 +104,18 @@ void entry_bloat(const std::string& entry, const AddFinding& add) {
   if (store) {
     static const std::set<std::string> build_outputs = {"dev", "static", "doc", "devdoc", "man", "info"};
     if (build_outputs.count(store->output))
-      add("closure-bloat", fmt::format("'{}' points into the -{} output of {}: a build-time output becomes a runtime "
+      add(CheckRule::ClosureBloat, fmt::format("'{}' points into the -{} output of {}: a build-time output becomes a runtime "
                                        "dependency", entry, store->output, store->name));
     if (store->name == "cudatoolkit")
-      add("closure-bloat", fmt::format("'{}' points into the monolithic cudatoolkit (gigabytes): depend on the split "
+      add(CheckRule::ClosureBloat, fmt::format("'{}' points into the monolithic cudatoolkit (gigabytes): depend on the split "
                                        "cudaPackages.* libraries instead", entry));
     static const std::set<std::string> compilers = {"gcc", "gcc-unwrapped", "clang", "clang-unwrapped", "binutils",
                                                     "binutils-unwrapped"};
     if (compilers.count(store->name))
-      add("closure-bloat", fmt::format("'{}' points into the compiler {}: link its runtime library (e.g. libstdc++ "
+      add(CheckRule::ClosureBloat, fmt::format("'{}' points into the compiler {}: link its runtime library (e.g. libstdc++ "
                                        "from gcc.cc.lib) instead", entry, store->name));
   } else if (entry.find("/lib/gcc/") != std::string::npos) {
-    add("closure-bloat", fmt::format("'{}' is a compiler directory", entry));
+    add(CheckRule::ClosureBloat, fmt::format("'{}' is a compiler directory", entry));
   }
 }
 
@@ -123,7 +123,7 @@ void entry_stub(const std::string& entry, const fs::path& host_dir, const AddFin
   for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
     auto info = read_elf_info(host_dir / name);
     if (info && is_stub_libcuda(*info)) {
-      add("runtime-stub", fmt::format("'{}' holds {}, the toolkit's stub ({} bytes of code): a program would load it "
+      add(CheckRule::RuntimeStub, fmt::format("'{}' holds {}, the toolkit's stub ({} bytes of code): a program would load it "
                                       "instead of the driver's and fail every CUDA call", entry, name, info->code_size));
       return;
     }
@@ -161,7 +161,7 @@ void unused_entries(const DependencyTree& tree, const CheckOptions& o, const Add
     fs::path host = under_root(o.env.root, dir);
     std::error_code ec;
     if (!fs::is_directory(host, ec)) continue;  // missing-entry reports those
-    add("unused-entry",
+    add(CheckRule::UnusedEntry,
         fmt::format("'{}' resolves none of the file's libraries (runpatch-patchelf --shrink-rpath would drop it){}",
                     entry, kept_alive(entry, host, root.path)));
   }
@@ -177,7 +177,7 @@ void shadowing(const DependencyTree& tree, const DependencyTree& by_runpath, con
     if (!e.resolution.path || e.resolution.via != FoundVia::LdLibraryPath) continue;
     auto it = runpath_choice.find({tree.objects[e.from].path, e.resolution.name});
     if (it == runpath_choice.end() || it->second == *e.resolution.path) continue;
-    add("ld-library-path-shadowing",
+    add(CheckRule::LdLibraryPathShadowing,
         fmt::format("{} for {}: LD_LIBRARY_PATH gives {}, the runpath would give {}{}", e.resolution.name,
                     tree.objects[e.from].path, *e.resolution.path, it->second,
                     e.resolution.name.rfind("libcuda.so", 0) == 0 ? " (a cuda_compat or driver choice is overridden)" : ""));

@@ -13,7 +13,7 @@
 
 namespace runpatch::check_rules_nix {
 
-using AddFinding = std::function<void(const char* rule, std::string message)>;
+using AddFinding = std::function<void(CheckRule rule, std::string message)>;
 
 // cuda-version-mix: over the loaded objects of one file's tree.
 void version_mix(const DependencyTree& tree, const AddFinding& add);

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "runpatch/diagnose.hpp"
+#include "runpatch/cuda.hpp"
 #include "runpatch/runpath_ops.hpp"
 
 namespace runpatch {
@@ -28,14 +28,6 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 }
 
 }  // namespace
-
-bool looks_like_compat_dir(const std::string& entry) {
-  std::string trimmed = entry;
-  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
-  bool named_compat = trimmed.ends_with("/compat");
-  bool in_compat_package = trimmed.find("cuda_compat") != std::string::npos || trimmed.find("cuda-compat") != std::string::npos;
-  return named_compat && in_compat_package;
-}
 
 namespace {
 

@@ -25,12 +25,12 @@ std::string machine_name(uint16_t machine) {
 
 std::string osabi_name(uint8_t osabi) {
   switch (osabi) {
-    case 0: return "SYSV";
-    case 3: return "GNU";
-    case 6: return "Solaris";
-    case 9: return "FreeBSD";
-    case 97: return "ARM";
-    case 255: return "standalone";
+    case elf::ELFOSABI_SYSV: return "SYSV";
+    case elf::ELFOSABI_GNU: return "GNU";
+    case elf::ELFOSABI_SOLARIS: return "Solaris";
+    case elf::ELFOSABI_FREEBSD: return "FreeBSD";
+    case elf::ELFOSABI_ARM: return "ARM";
+    case elf::ELFOSABI_STANDALONE: return "standalone";
     default: return fmt::format("osabi-{}", osabi);
   }
 }
@@ -48,10 +48,11 @@ std::string type_name(uint16_t type) {
 
 std::vector<std::string> flags_1_names(uint64_t flags_1) {
   static constexpr std::pair<uint64_t, const char*> kNames[] = {
-      {0x1, "NOW"},           {0x2, "GLOBAL"},        {0x4, "GROUP"},     {0x8, "NODELETE"},
-      {0x10, "LOADFLTR"},     {0x20, "INITFIRST"},    {0x40, "NOOPEN"},   {0x80, "ORIGIN"},
-      {0x100, "DIRECT"},      {0x400, "INTERPOSE"},   {0x800, "NODEFLIB"}, {0x1000, "NODUMP"},
-      {0x8000000, "PIE"},
+      {elf::DF_1_NOW, "NOW"},         {elf::DF_1_GLOBAL, "GLOBAL"},       {elf::DF_1_GROUP, "GROUP"},
+      {elf::DF_1_NODELETE, "NODELETE"}, {elf::DF_1_LOADFLTR, "LOADFLTR"}, {elf::DF_1_INITFIRST, "INITFIRST"},
+      {elf::DF_1_NOOPEN, "NOOPEN"},   {elf::DF_1_ORIGIN, "ORIGIN"},       {elf::DF_1_DIRECT, "DIRECT"},
+      {elf::DF_1_INTERPOSE, "INTERPOSE"}, {elf::DF_1_NODEFLIB, "NODEFLIB"}, {elf::DF_1_NODUMP, "NODUMP"},
+      {elf::DF_1_PIE, "PIE"},
   };
   std::vector<std::string> names;
   for (auto [bit, name] : kNames)

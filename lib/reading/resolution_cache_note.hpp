@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "reading/notes.hpp"
-#include "runpatch/resolution_cache.hpp"
+#include "runpatch/resolution_cache_format.hpp"
 
 namespace runpatch {
 

@@ -121,8 +121,8 @@ nlohmann::json check_sarif(const CheckReport& report, const std::string& version
   auto level = [](Severity s) { return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note"; };
   nlohmann::json rules = nlohmann::json::array();
   for (const auto& r : check_rules())
-    rules.push_back({{"id", r.id},
-                     {"shortDescription", {{"text", r.summary}}},
+    rules.push_back({{"id", std::string(r.id)},
+                     {"shortDescription", {{"text", std::string(r.summary)}}},
                      {"defaultConfiguration", {{"level", level(r.severity)}}}});
   nlohmann::json results = nlohmann::json::array();
   for (const auto& f : report.findings)

@@ -14,9 +14,7 @@
 
 #include "resolving/loader_pick.hpp"
 #include "resolving/machine_defaults.hpp"
-#include "resolving/path_text.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/loader_paths.hpp"
 
 namespace runpatch {
 

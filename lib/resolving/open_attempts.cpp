@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "resolving/path_text.hpp"
+#include "runpatch/loader_paths.hpp"
 #include "runpatch/resolution_cache.hpp"
 
 namespace runpatch {
@@ -23,7 +23,7 @@ std::vector<size_t> count_opens(const std::vector<Resolution>& resolutions, cons
       if (missing_dirs.count(dir)) continue;
       ++opens;
       struct stat st {};
-      if (attempt.outcome == "no such file" && ::stat(under_root(root, dir).c_str(), &st) != 0) missing_dirs.insert(dir);
+      if (attempt.outcome == AttemptOutcome::NoSuchFile && ::stat(under_root(root, dir).c_str(), &st) != 0) missing_dirs.insert(dir);
     }
     counts.push_back(opens);
   }

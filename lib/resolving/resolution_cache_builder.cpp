@@ -4,11 +4,9 @@
 
 #include <map>
 
-#include "resolving/path_text.hpp"
-#include "runpatch/edit.hpp"
+#include "runpatch/loader_paths.hpp"
 #include "runpatch/resolution_cache.hpp"
 #include "runpatch/resolve.hpp"
-#include "runpatch/runpath_ops.hpp"
 
 namespace runpatch {
 

@@ -14,14 +14,26 @@
 
 #include "resolving/loader_pick.hpp"
 #include "resolving/machine_defaults.hpp"
-#include "resolving/path_text.hpp"
-#include "runpatch/edit.hpp"
+#include "runpatch/cuda.hpp"
+#include "runpatch/elf_types.hpp"
 #include "runpatch/ld_so_cache.hpp"
+#include "runpatch/loader_paths.hpp"
 #include "runpatch/resolve.hpp"
 
 namespace runpatch {
 
 namespace fs = std::filesystem;
+
+std::string SearchAttempt::outcome_text() const {
+  switch (outcome) {
+    case AttemptOutcome::Found: return "found";
+    case AttemptOutcome::AlsoFound: return "also found";
+    case AttemptOutcome::NoSuchFile: return "no such file";
+    case AttemptOutcome::NotLoadable: return "not loadable: " + detail;
+    case AttemptOutcome::WrongClassOrMachine: return "wrong class or machine: " + detail;
+  }
+  return "?";
+}
 
 std::string found_via_name(FoundVia via) {
   switch (via) {
@@ -43,7 +55,7 @@ bool DependencyTree::all_found() const {
 }
 
 bool loadable_together(const ElfIdentity& object, const ElfIdentity& candidate) {
-  auto gnu_or_sysv = [](uint8_t abi) { return abi == 0 || abi == 3; };
+  auto gnu_or_sysv = [](uint8_t abi) { return abi == elf::ELFOSABI_SYSV || abi == elf::ELFOSABI_GNU; };
   return object.elf_class == candidate.elf_class && object.byte_order == candidate.byte_order &&
          object.machine == candidate.machine &&
          (candidate.osabi == object.osabi || (gnu_or_sysv(candidate.osabi) && gnu_or_sysv(object.osabi)));
@@ -51,13 +63,7 @@ bool loadable_together(const ElfIdentity& object, const ElfIdentity& candidate) 
 
 std::vector<DlopenDependency> dlopen_dependencies(const ElfInfo& info) {
   std::vector<DlopenDependency> deps = info.dlopen;
-  std::string_view name = info.soname ? std::string_view(*info.soname) : std::string_view(info.path);
-  if (!info.soname) name = name.substr(name.rfind('/') + 1);  // npos + 1 == 0
-  bool is_cudart = name.rfind("libcudart.so", 0) == 0;
-  bool has_libcuda = std::any_of(deps.begin(), deps.end(), [](const DlopenDependency& d) {
-    return std::find(d.sonames.begin(), d.sonames.end(), "libcuda.so.1") != d.sonames.end();
-  });
-  if (is_cudart && !has_libcuda) deps.push_back({{"libcuda.so.1"}, "CUDA driver (dlopened by libcudart)", "required"});
+  if (auto implied = undeclared_cuda_dlopen(info)) deps.push_back(std::move(*implied));
   return deps;
 }
 
@@ -500,31 +506,32 @@ class Resolver {
   }
 
   bool probe(const std::string& path, const Rule& rule, Resolution& r) {
-    auto attempt = [&](auto&& outcome) {
-      if (env_.record_attempts) r.attempts.push_back({path, std::string(outcome), rule.text()});
+    auto attempt = [&](AttemptOutcome outcome, std::string detail = {}) {
+      if (env_.record_attempts) r.attempts.push_back({path, outcome, rule.text(), std::move(detail)});
     };
     std::string host = host_path(path);
     const auto& st = state_.stat_of(host);
     if (!st || !S_ISREG(st->st_mode)) {
-      attempt("no such file");
+      attempt(AttemptOutcome::NoSuchFile);
       return false;
     }
     const auto& loaded = state_.info_of(host);
     if (!loaded) {
-      attempt("not loadable: " + loaded.error().what + (musl() ? " (musl stops here)" : ""));
+      attempt(AttemptOutcome::NotLoadable, loaded.error().what + (musl() ? " (musl stops here)" : ""));
       return musl();
     }
     const ElfInfo* info = loaded->get();
     if (!compatible(identity_, info->identity)) {
-      attempt("wrong class or machine: " + std::string(info->identity.elf_class == ElfClass::Elf64 ? "ELF64 " : "ELF32 ") +
-              machine_name(info->identity.machine) + (musl() ? " (musl stops here)" : ""));
+      attempt(AttemptOutcome::WrongClassOrMachine,
+              std::string(info->identity.elf_class == ElfClass::Elf64 ? "ELF64 " : "ELF32 ") +
+                  machine_name(info->identity.machine) + (musl() ? " (musl stops here)" : ""));
       return musl();  // musl maps the first file that opens, and fails on a wrong one
     }
     if (r.path) {  // only when every candidate is wanted: the first hit stays the result
-      attempt("also found");
+      attempt(AttemptOutcome::AlsoFound);
       return false;
     }
-    attempt("found");
+    attempt(AttemptOutcome::Found);
     r.path = path;
     r.via = rule.via;
     if (rule.object) r.via_object = *rule.object;

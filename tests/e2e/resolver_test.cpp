@@ -75,7 +75,7 @@ TEST_F(ResolverTree, RunpathSkipsWrongMachineDecoy) {
   EXPECT_EQ(*e->resolution.path, (dir_ / "real/libgreet.so").string());
   EXPECT_EQ(e->resolution.via, FoundVia::Runpath);
   ASSERT_EQ(e->resolution.attempts.size(), 2u);
-  EXPECT_EQ(e->resolution.attempts[0].outcome, "wrong class or machine: ELF64 aarch64");
+  EXPECT_EQ(e->resolution.attempts[0].outcome_text(), "wrong class or machine: ELF64 aarch64");
   EXPECT_EQ(loader_says(prog, "libgreet.so"), *e->resolution.path);
 }
 
@@ -315,14 +315,15 @@ TEST_F(ResolverTree, EveryCandidateKeepsTheFirstHitAndRecordsTheShadowed) {
   EXPECT_EQ(greet->resolution.via, FoundVia::Runpath);
   std::vector<std::string> hits;
   for (const auto& a : greet->resolution.attempts)
-    if (a.outcome == "found" || a.outcome == "also found") hits.push_back(a.outcome + " " + a.path);
+    if (a.outcome == AttemptOutcome::Found || a.outcome == AttemptOutcome::AlsoFound)
+      hits.push_back(a.outcome_text() + " " + a.path);
   ASSERT_GE(hits.size(), 2u);
   EXPECT_EQ(hits[0], "found " + (dir_ / "first/libgreet.so").string());
   EXPECT_EQ(hits[1], "also found " + (dir_ / "second/libgreet.so").string());
   // The default search stops at the first hit, as ld.so does.
   auto plain = resolve_tree(prog, SearchEnvironment{});
   ASSERT_TRUE(plain);
-  for (const auto& a : edge(*plain, "libgreet.so")->resolution.attempts) EXPECT_NE(a.outcome, "also found");
+  for (const auto& a : edge(*plain, "libgreet.so")->resolution.attempts) EXPECT_NE(a.outcome, AttemptOutcome::AlsoFound);
 }
 
 TEST_F(ResolverTree, ForeignRootUsesThatMachinesDefaultDirs) {

@@ -14,7 +14,7 @@ namespace runpatch::cli {
 
 Command add_check_command(CLI::App& root) {
   struct Options {
-    std::vector<std::string> paths, forbid, disable, search_dirs, driver_dirs{"/run/opengl-driver/lib"};
+    std::vector<std::string> paths, forbid, disable, search_dirs, driver_dirs{kDefaultDriverDir};
     std::optional<std::string> interpreter, junit, sarif, require, jetpack;
     std::string fail_on = "error";
     bool json = false;
@@ -59,9 +59,7 @@ Command add_check_command(CLI::App& root) {
             }
             options.disabled.insert(o->disable.begin(), o->disable.end());
             for (const auto& id : o->disable) {
-              bool known = false;
-              for (const auto& r : check_rules()) known = known || id == r.id;
-              if (!known) {
+              if (!find_check_rule(id)) {
                 fmt::print(stderr, "runpatch: unknown rule '{}'\n", id);
                 return kExitUsage;
               }

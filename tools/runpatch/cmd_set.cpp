@@ -91,21 +91,55 @@ bool edit_headers_of(const std::string& file, const EditRequest& request, const 
   return true;
 }
 
+struct SetOptions {
+  std::vector<std::string> files;
+  std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output;
+  bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false, atomic_copy = false;
+  std::vector<std::string> add_needed, remove_needed, replace_needed;
+  ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
+  // Fixed-size header fields (runpatch/header_edit.hpp).
+  std::optional<std::string> os_abi;
+  bool execstack = false, no_execstack = false, no_default_lib = false;
+  std::vector<std::string> clear_symbol_version;
+
+  bool any_operation() const {
+    return runpath || add_runpath || prepend_runpath || remove_runpath || interpreter || soname ||
+           !add_needed.empty() || !remove_needed.empty() || !replace_needed.empty() ||
+           ldcache != ResolutionCacheMode::Refresh || os_abi || execstack || no_execstack || no_default_lib ||
+           !clear_symbol_version.empty();
+  }
+
+  EditRequest edit_request() const {
+    EditRequest request;
+    request.force_rpath = force_rpath;
+    request.resolution_cache = ldcache;
+    if (runpath) request.runpath = set_runpath_update(*runpath);
+    if (add_runpath) request.runpath = add_runpath_update(*add_runpath, false, true);
+    if (prepend_runpath) request.runpath = add_runpath_update(*prepend_runpath, true, true);
+    if (remove_runpath) request.runpath = remove_runpath_update();
+    request.interpreter = interpreter;
+    request.soname = soname;
+    request.add_needed = add_needed;
+    request.remove_needed = remove_needed;
+    for (size_t i = 0; i + 1 < replace_needed.size(); i += 2)
+      request.replace_needed.emplace_back(replace_needed[i], replace_needed[i + 1]);
+    return request;
+  }
+
+  HeaderEditRequest header_request() const {
+    HeaderEditRequest headers;
+    if (os_abi) headers.osabi = osabi_from_name(*os_abi);
+    if (execstack || no_execstack) headers.exec_stack = execstack;
+    headers.no_default_lib = no_default_lib;
+    headers.clear_symbol_version = clear_symbol_version;
+    return headers;
+  }
+};
+
 }  // namespace
 
 Command add_set_command(CLI::App& root) {
-  struct Options {
-    std::vector<std::string> files;
-    std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output;
-    bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false, atomic_copy = false;
-    std::vector<std::string> add_needed, remove_needed, replace_needed;
-    ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
-    // Fixed-size header fields (runpatch/header_edit.hpp).
-    std::optional<std::string> os_abi;
-    bool execstack = false, no_execstack = false, no_default_lib = false;
-    std::vector<std::string> clear_symbol_version;
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<SetOptions>();
   CLI::App* app = root.add_subcommand("set", "Edit runpath, interpreter, soname or needed entries, in one pass");
   app->add_option("FILE", o->files, "ELF files")->required();
   auto* set = app->add_option("--runpath", o->runpath, "Set the runpath (DT_RUNPATH)");
@@ -137,12 +171,7 @@ Command add_set_command(CLI::App& root) {
               fmt::print(stderr, "runpatch: {} takes exactly one FILE\n", output->get_name());
               return kExitUsage;
             }
-            bool any_operation = o->runpath || o->add_runpath || o->prepend_runpath || o->remove_runpath ||
-                                 o->interpreter || o->soname || !o->add_needed.empty() || !o->remove_needed.empty() ||
-                                 !o->replace_needed.empty() || o->ldcache != ResolutionCacheMode::Refresh ||
-                                 o->os_abi || o->execstack || o->no_execstack || o->no_default_lib ||
-                                 !o->clear_symbol_version.empty();
-            if (!any_operation) {
+            if (!o->any_operation()) {
               fmt::print(stderr, "runpatch: set: nothing to do; give an edit such as --runpath, --add-runpath or "
                                  "--interpreter (see runpatch set --help)\n");
               return kExitUsage;
@@ -150,29 +179,13 @@ Command add_set_command(CLI::App& root) {
             warn_about_empty_entries(o->runpath, "--runpath");
             warn_about_empty_entries(o->add_runpath, "--add-runpath");
             warn_about_empty_entries(o->prepend_runpath, "--prepend-runpath");
-            EditRequest request;
-            request.force_rpath = o->force_rpath;
-            request.resolution_cache = o->ldcache;
-            if (o->runpath) request.runpath = set_runpath_update(*o->runpath);
-            if (o->add_runpath) request.runpath = add_runpath_update(*o->add_runpath, false, true);
-            if (o->prepend_runpath) request.runpath = add_runpath_update(*o->prepend_runpath, true, true);
-            if (o->remove_runpath) request.runpath = remove_runpath_update();
-            request.interpreter = o->interpreter;
-            request.soname = o->soname;
-            request.add_needed = o->add_needed;
-            request.remove_needed = o->remove_needed;
-            for (size_t i = 0; i + 1 < o->replace_needed.size(); i += 2)
-              request.replace_needed.emplace_back(o->replace_needed[i], o->replace_needed[i + 1]);
+            EditRequest request = o->edit_request();
             EditOptions options;
             options.dry_run = o->dry_run;
             options.in_place = o->in_place;
             options.atomic_copy = o->atomic_copy;
             if (o->output) options.output = *o->output;
-            HeaderEditRequest headers;
-            if (o->os_abi) headers.osabi = osabi_from_name(*o->os_abi);
-            if (o->execstack || o->no_execstack) headers.exec_stack = o->execstack;
-            headers.no_default_lib = o->no_default_lib;
-            headers.clear_symbol_version = o->clear_symbol_version;
+            HeaderEditRequest headers = o->header_request();
             int status = kExitOk;
             for (const auto& file : o->files) {
               if (!headers.empty()) {

@@ -50,7 +50,7 @@ Command add_why_command(CLI::App& root) {
                 continue;
               }
               fmt::print("{} needed by {}\n", r.name, tree->objects[edge.from].path);
-              for (const auto& a : r.attempts) fmt::print("  {:<60} {} ({})\n", a.path, a.outcome, a.rule);
+              for (const auto& a : r.attempts) fmt::print("  {:<60} {} ({})\n", a.path, a.outcome_text(), a.rule);
               if (r.path) fmt::print("  => {} via {}\n", *r.path, found_via_name(r.via));
               else fmt::print("  => not found\n");
               for (const auto& s : suggestions) fmt::print("  fix: {}\n", s.advice);

@@ -7,13 +7,14 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <string_view>
 
-#include "resolving/doctor_l4t.hpp"
-#include "resolving/path_text.hpp"
+#include "diagnosing/doctor_l4t.hpp"
+#include "runpatch/loader_paths.hpp"
 #include "runpatch/diagnose.hpp"
 #include "runpatch/mapped_file.hpp"
-#include "runpatch/policy.hpp"
+#include "runpatch/cuda.hpp"
 
 namespace runpatch {
 
@@ -177,11 +178,11 @@ void fill_candidates(const DoctorContext& ctx, const Resolution& r, LibcudaLoad&
   };
   std::string chosen_rule = found_via_name(r.via);  // e.g. "already loaded": no attempts were made
   for (const auto& a : r.attempts)
-    if (a.outcome == "found") chosen_rule = a.rule;
+    if (a.outcome == AttemptOutcome::Found) chosen_rule = a.rule;
   first_time(*r.path);
   load.chosen = describe(ctx, *r.path, chosen_rule);
   for (const auto& a : r.attempts)
-    if (a.outcome == "also found" && first_time(a.path)) load.shadowed.push_back(describe(ctx, a.path, a.rule));
+    if (a.outcome == AttemptOutcome::AlsoFound && first_time(a.path)) load.shadowed.push_back(describe(ctx, a.path, a.rule));
 }
 
 // A GPU kernel driver runs here: the nvidia module (its version is known), or L4T's nvgpu.

@@ -1,15 +1,15 @@
 // On a Jetson the driver is part of L4T: libcuda must come from the running
 // L4T release, and cuda_compat works only inside the JetPack's compat range
 // and only when its libcuda finds the driver's libnvrm_* libraries.
-#include "resolving/doctor_l4t.hpp"
+#include "diagnosing/doctor_l4t.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "policy/nix_paths.hpp"
-#include "resolving/path_text.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/cuda.hpp"
+#include "runpatch/loader_paths.hpp"
 
 namespace runpatch {
 
@@ -80,8 +80,10 @@ void judge_compat(const DriverFacts& driver, ResolutionSession& session, const f
         "ld.so.cache, default directories) does not find them: the runpath that loads it does not count for its "
         "dependencies, so loading libcuda fails",
         c.path, names, own_runpath_text(root, c.path));
-    load.fix = "add the driver directory (/run/opengl-driver/lib) to the runpath of cuda_compat's libcuda, after its "
-               "own directory (runpatch driver FILE)";
+    load.fix = fmt::format(
+        "add the driver directory ({}) to the runpath of cuda_compat's libcuda, after its own directory (runpatch "
+        "driver FILE)",
+        kDefaultDriverDir);
     return;
   }
   const JetpackRelease* jetpack = l4t.jetpack.release;
@@ -115,8 +117,8 @@ void judge_driver_library(const DriverFacts& driver, const fs::path& root, Libcu
     load.explanation = fmt::format(
         "libcuda {} ({}) comes from L4T {}, the host runs L4T {}: on a Jetson libcuda must match the L4T release exactly",
         c.path, c.rule, l4t_version_text(*library_release), l4t_version_text(*l4t.release));
-    load.fix = "load the libcuda of the running L4T release (its /run/opengl-driver/lib), or rebuild for L4T " +
-               l4t_version_text(*l4t.release);
+    load.fix = fmt::format("load the libcuda of the running L4T release (its {}), or rebuild for L4T {}",
+                           kDefaultDriverDir, l4t_version_text(*l4t.release));
     return;
   }
   // JetPack 7's open nvidia module has a driver version, as on a discrete GPU.

@@ -2,26 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "resolving/path_text.hpp"
+#include "runpatch/cuda.hpp"
+#include "runpatch/loader_paths.hpp"
 #include "runpatch/scan.hpp"
 
 namespace runpatch {
-
-bool is_stub_libcuda(const ElfInfo& info) {
-  std::string_view name = info.soname ? std::string_view(*info.soname) : basename_view(info.path);
-  constexpr uint64_t kStubCodeLimit = 64 * 1024;  // the CUDA 13 stub has 7 KiB of code
-  return name.starts_with("libcuda.so") && info.code_size < kStubCodeLimit;
-}
-
-bool is_stub_library(const std::string& path) {
-  return path.find("/stubs/") != std::string::npos || path.rfind("stubs/", 0) == 0;
-}
-
-bool is_stubs_directory(const std::string& dir) {
-  std::string trimmed = dir;
-  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
-  return trimmed == "stubs" || is_stub_library(trimmed + "/");
-}
 
 std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const DependencyEdge& edge,
                                       const std::vector<std::filesystem::path>& search_dirs) {

@@ -1,10 +1,14 @@
-// Path arithmetic on loader-view strings (no file system access, no
-// std::filesystem splitting): shared by the resolver, doctor and check.
+// Path and runpath arithmetic on loader-view strings (no file system access,
+// no std::filesystem splitting): shared by the resolver, the editor, doctor,
+// the policies and check.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "runpatch/elf_info.hpp"
 
 namespace runpatch {
 
@@ -29,5 +33,13 @@ inline std::filesystem::path under_root(const std::filesystem::path& root, const
   if (root.empty() || root == "/" || path.empty() || path[0] != '/') return path;
   return root / std::filesystem::path(path).relative_path();
 }
+
+// Runpath lists (":"-separated, as DT_RUNPATH and DT_RPATH hold them); an
+// empty string is no entry, "a::b" has an empty middle entry.
+std::vector<std::string> split_runpath(const std::string& runpath);
+std::string join_runpath(const std::vector<std::string>& entries);
+
+// The runpath the loader would use: DT_RUNPATH, else DT_RPATH, else "".
+std::string effective_runpath(const ElfInfo& info);
 
 }  // namespace runpatch

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string_view>
 
-#include "resolving/path_text.hpp"
+#include "runpatch/loader_paths.hpp"
 #include "runpatch/doctor.hpp"
 
 namespace runpatch {

@@ -1,0 +1,60 @@
+#include "runpatch/cuda.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+
+#include "runpatch/l4t_versions.hpp"
+#include "runpatch/loader_paths.hpp"
+
+namespace runpatch {
+
+namespace {
+
+// The name the loader knows a file by: its DT_SONAME, else its file name.
+std::string_view loaded_name(const ElfInfo& info) {
+  return info.soname ? std::string_view(*info.soname) : basename_view(info.path);
+}
+
+}  // namespace
+
+bool looks_like_compat_dir(const std::string& entry) {
+  std::string trimmed = entry;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  bool named_compat = trimmed.ends_with("/compat");
+  bool in_compat_package = trimmed.find("cuda_compat") != std::string::npos || trimmed.find("cuda-compat") != std::string::npos;
+  return named_compat && in_compat_package;
+}
+
+bool is_stub_libcuda(const ElfInfo& info) {
+  constexpr uint64_t kStubCodeLimit = 64 * 1024;  // the CUDA 13 stub has 7 KiB of code
+  return loaded_name(info).starts_with("libcuda.so") && info.code_size < kStubCodeLimit;
+}
+
+bool is_stub_library(const std::string& path) {
+  return path.find("/stubs/") != std::string::npos || path.rfind("stubs/", 0) == 0;
+}
+
+bool is_stubs_directory(const std::string& dir) {
+  std::string trimmed = dir;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  return trimmed == "stubs" || is_stub_library(trimmed + "/");
+}
+
+bool is_driver_library(const std::string& name) {
+  for (const char* prefix : {"libcuda.so", "libnvidia-", "libnvcuvid.so", "libnvoptix.so"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return is_l4t_driver_library(name);  // libnvrm_* and friends: the Jetson driver's
+}
+
+std::optional<DlopenDependency> undeclared_cuda_dlopen(const ElfInfo& info) {
+  constexpr std::string_view kLibcuda = "libcuda.so.1";
+  if (!loaded_name(info).starts_with("libcudart.so")) return std::nullopt;
+  bool declared = std::any_of(info.dlopen.begin(), info.dlopen.end(), [&](const DlopenDependency& d) {
+    return std::find(d.sonames.begin(), d.sonames.end(), kLibcuda) != d.sonames.end();
+  });
+  if (declared) return std::nullopt;
+  return DlopenDependency{{std::string(kLibcuda)}, "CUDA driver (dlopened by libcudart)", "required"};
+}
+
+}  // namespace runpatch
