@@ -48,7 +48,7 @@ void show_help(const char* argv0) {
              "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
              "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
              "  [--clear-execstack]\n  [--set-execstack]\n"
-             "  [--rename-dynamic-symbols NAME_MAP_FILE]\tNot supported yet\n"
+             "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line\n"
              "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
              "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
              argv0);
@@ -71,8 +71,6 @@ Arguments parse(int argc, char** argv) {
   }
   if (parsed->files.empty()) fail("missing filename");
   if (parsed->output && parsed->files.size() > 1) fail("--output option only allowed with single input file");
-  if (!parsed->rename_symbols.empty() || parsed->rename_map_file)
-    fail("--rename-dynamic-symbols is not supported yet by runpatch-patchelf (use patchelf for it)");
   return *parsed;
 }
 

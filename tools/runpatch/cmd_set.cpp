@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "../patchelf/patchelf_args.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/edit.hpp"
@@ -33,6 +34,7 @@ std::string planned_changes(const ElfInfo& before, const EditRequest& request) {
   for (const auto& name : request.add_needed) out += fmt::format("  needed: + '{}'\n", name);
   for (const auto& name : request.remove_needed) out += fmt::format("  needed: - '{}'\n", name);
   for (const auto& [from, to] : request.replace_needed) line("needed", shown(from), shown(to));
+  for (const auto& [from, to] : request.rename_symbols) line("symbol (where the file has it)", shown(from), shown(to));
   return out;
 }
 
@@ -96,7 +98,7 @@ bool edit_headers_of(const std::string& file, const EditRequest& request, const 
 Command add_set_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> files;
-    std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output;
+    std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output, rename_map;
     bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false, atomic_copy = false;
     std::vector<std::string> add_needed, remove_needed, replace_needed;
     ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
@@ -121,6 +123,8 @@ Command add_set_command(CLI::App& root) {
   repeatable(app->add_option("--add-needed", o->add_needed, "Add a DT_NEEDED entry (first)"));
   repeatable(app->add_option("--remove-needed", o->remove_needed, "Remove a DT_NEEDED entry"));
   app->add_option("--replace-needed", o->replace_needed, "Replace DT_NEEDED OLD by NEW")->expected(2)->allow_extra_args(false);
+  app->add_option("--rename-dynamic-symbols", o->rename_map,
+                  "Rename dynamic symbols as this file says: one 'OLD NEW' pair a line (patchelf's map file)");
   app->add_option("--os-abi", o->os_abi, "Set EI_OSABI (patchelf's names: 'System V', Linux, FreeBSD, ...)")
       ->check([](const std::string& name) { return osabi_from_name(name) ? "" : "unknown OS ABI name '" + name + "'"; });
   auto* execstack = app->add_flag("--execstack", o->execstack, "Request an executable stack (PF_X on PT_GNU_STACK)");
@@ -141,7 +145,7 @@ Command add_set_command(CLI::App& root) {
                                  o->interpreter || o->soname || !o->add_needed.empty() || !o->remove_needed.empty() ||
                                  !o->replace_needed.empty() || o->ldcache != ResolutionCacheMode::Refresh ||
                                  o->os_abi || o->execstack || o->no_execstack || o->no_default_lib ||
-                                 !o->clear_symbol_version.empty();
+                                 !o->clear_symbol_version.empty() || o->rename_map;
             if (!any_operation) {
               fmt::print(stderr, "runpatch: set: nothing to do; give an edit such as --runpath, --add-runpath or "
                                  "--interpreter (see runpatch set --help)\n");
@@ -163,6 +167,14 @@ Command add_set_command(CLI::App& root) {
             request.remove_needed = o->remove_needed;
             for (size_t i = 0; i + 1 < o->replace_needed.size(); i += 2)
               request.replace_needed.emplace_back(o->replace_needed[i], o->replace_needed[i + 1]);
+            if (o->rename_map) {
+              auto pairs = read_rename_map(*o->rename_map);
+              if (!pairs) {
+                fmt::print(stderr, "runpatch: {}\n", pairs.error().message());
+                return kExitUsage;
+              }
+              request.rename_symbols = std::move(*pairs);
+            }
             EditOptions options;
             options.dry_run = o->dry_run;
             options.in_place = o->in_place;
