@@ -12,7 +12,7 @@ _runpatch() {
   case ${COMP_WORDS[1]} in
     print) opts="--json" ;;
     scan) opts="--json --dynamic-paths --jobs" ;;
-    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --output --dry-run --in-place --atomic-copy --ldcache --remove-ldcache" ;;
+    set) opts="--runpath --add-runpath --prepend-runpath --remove-runpath --force-rpath --interpreter --soname --add-needed --remove-needed --replace-needed --rename-dynamic-symbols --output --dry-run --in-place --atomic-copy --ldcache --remove-ldcache" ;;
     tree) opts="--json --stats --use-ldcache --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     why) opts="--search --json --use-ldcache --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     driver) opts="--driver-dir --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;

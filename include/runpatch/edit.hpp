@@ -58,13 +58,17 @@ struct EditRequest {
   std::vector<std::string> add_needed;     // inserted first, in this order
   std::vector<std::string> remove_needed;
   std::vector<std::pair<std::string, std::string>> replace_needed;  // old -> new
+  // Dynamic symbols renamed old -> new (patchelf --rename-dynamic-symbols);
+  // a name the file does not have is no error.
+  std::vector<std::pair<std::string, std::string>> rename_symbols;
   ResolutionCacheMode resolution_cache = ResolutionCacheMode::Refresh;
   std::filesystem::path resolution_root = "/";  // the tree the loader will see as "/"
   HeaderEditRequest headers;
 
   bool empty() const {
     return !runpath && !interpreter && !soname && add_needed.empty() && remove_needed.empty() &&
-           replace_needed.empty() && resolution_cache == ResolutionCacheMode::Refresh && headers.empty();
+           replace_needed.empty() && rename_symbols.empty() && resolution_cache == ResolutionCacheMode::Refresh &&
+           headers.empty();
   }
 };
 

@@ -37,6 +37,9 @@ class SegmentAppender : PlanContext<E> {
   using Ctx::serialize_dynamic;
   using Ctx::add_interp_write;
   using Ctx::add_version_need_writes;
+  using Ctx::renamer_;
+  using Ctx::symbol_name_offsets_;
+  using Ctx::add_symbol_rename_writes;
 
   static constexpr uint64_t kMaxHole = uint64_t(1) << 30;
 
@@ -218,6 +221,7 @@ class SegmentAppender : PlanContext<E> {
     for (const auto& e : placed_.entries)
       if (e.changed && e.text && !DynamicModel::is_runpath_entry(e)) added.push_back(*e.text);
     for (const auto& update : verneed_updates_) added.push_back(update.text);
+    for (const auto& name : renamer_.new_names()) added.push_back(name);
     for (const auto& e : placed_.entries)
       if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) added.push_back(*e.text);
     auto table = layout::extended_string_table(view_.bytes().subspan(table_.strtab_offset, table_.strtab_size), added,
@@ -226,6 +230,7 @@ class SegmentAppender : PlanContext<E> {
     for (auto& e : placed_.entries)
       if (e.changed && e.text) e.value = table.offsets[*e.text];
     for (auto& update : verneed_updates_) update.new_value = table.offsets[update.text];
+    for (const auto& name : renamer_.new_names()) symbol_name_offsets_[name] = table.offsets[name];
   }
 
   // ---- Phase 4: the segment's layout and placement ----------------------------
@@ -369,6 +374,12 @@ class SegmentAppender : PlanContext<E> {
           *field = static_cast<uint32_t>(update.new_value);
           update.written_in_copy = true;
         }
+    // Renamed symbols' tables that moved take the rename in the copy.
+    for (const auto& w : renamer_.writes(view_, symbol_name_offsets_))
+      for (const auto& c : carried_) {
+        uint64_t from = std::max(w.offset, c.off), to = std::min(w.offset + w.bytes.size(), c.off + c.size);
+        if (from < to) std::memcpy(tail.data() + c.rel + (from - c.off), w.bytes.data() + (from - w.offset), to - from);
+      }
     if (place_note_) {
       tail.resize(note_off_ + note_bytes_.size() - seg_off_, 0);
       std::memcpy(tail.data() + (note_off_ - seg_off_), note_bytes_.data(), note_bytes_.size());
@@ -462,6 +473,9 @@ class SegmentAppender : PlanContext<E> {
     // A new interpreter that fits where the old one is, while the segment is appended for other reasons.
     if (interp_changed_ && !move_interp_) add_interp_write(plan, WritePhase::Commit);
     add_version_need_writes(plan);
+    std::vector<std::pair<uint64_t, uint64_t>> carried_ranges;
+    for (const auto& c : carried_) carried_ranges.emplace_back(c.off, c.size);
+    add_symbol_rename_writes(plan, carried_ranges);
     add_symbol_updates(plan, moved, with_dynamic_ ? seg_vaddr_ + rel_.dynamic : dynamic_vaddr());
     plan.warnings = warnings_;
     return plan;
@@ -797,7 +811,8 @@ class SegmentAppender : PlanContext<E> {
         if (!value) continue;
         Sym updated = sym;
         updated.st_value = *value;
-        plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + i * sizeof(Sym),
+        uint64_t position = sh.sh_type == elf::SHT_DYNSYM ? renamer_.new_position(i) : i;  // a rename may move it
+        plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + position * sizeof(Sym),
                                bytes_of(std::span<const Sym>(&updated, 1)), "symbol value"});
       }
     }

@@ -42,6 +42,9 @@ class EditPlanner : PlanContext<E> {
   using Ctx::copy_range;
   using Ctx::add_interp_write;
   using Ctx::add_version_need_writes;
+  using Ctx::renamer_;
+  using Ctx::symbol_name_offsets_;
+  using Ctx::add_symbol_rename_writes;
 
  public:
   using Ctx::Ctx;
@@ -59,6 +62,7 @@ class EditPlanner : PlanContext<E> {
     RUNPATCH_CHECK(check_string_table_alone());
     RUNPATCH_TRY(original_, DynamicModel::load(view_, table_));
     RUNPATCH_TRY(model_, apply(request));
+    RUNPATCH_TRY(renamer_, SymbolRenamer<E>::plan(view_, table_, request.rename_symbols));
     RUNPATCH_CHECK(plan_version_need_files(request));
     RUNPATCH_CHECK(plan_interpreter(request));
     note_ = plan_note_change(view_, info_, model_, request);
@@ -74,7 +78,8 @@ class EditPlanner : PlanContext<E> {
   // Besides the interpreter, at most fields of the ELF and program headers.
   static bool only_interpreter(const EditRequest& r) {
     bool header_fields = r.headers.osabi || r.headers.exec_stack;
-    return (r.interpreter || header_fields) && !r.runpath && !r.soname && r.add_needed.empty() && r.remove_needed.empty() && r.replace_needed.empty() &&
+    return (r.interpreter || header_fields) && !r.runpath && !r.soname && r.add_needed.empty() &&
+           r.remove_needed.empty() && r.replace_needed.empty() && r.rename_symbols.empty() &&
            r.resolution_cache == ResolutionCacheMode::Refresh && !needs_dynamic_entries(r.headers) &&
            r.headers.clear_symbol_version.empty();
   }
@@ -213,7 +218,8 @@ class EditPlanner : PlanContext<E> {
   Expected<EditPlan> plan_tables() {
     EditPlan plan;
     plan.new_size = view_.bytes().size();
-    bool tables_change = model_.any_changed(original_) || interp_changed_ || !verneed_updates_.empty();
+    bool tables_change =
+        model_.any_changed(original_) || interp_changed_ || !verneed_updates_.empty() || !renamer_.empty();
     if (!tables_change && note_.action == NoteChange::Action::None) return plan;
     if (interp_needs_room_) return plan_appended_segment<E>(*this, /*with_dynamic=*/true);
     if (tables_change) {
@@ -324,14 +330,14 @@ class EditPlanner : PlanContext<E> {
     std::vector<uint8_t> strtab = copy_range(table_.strtab_offset, table_.strtab_size);
     std::vector<uint8_t> original_strtab = strtab;
 
-    if (!model_.any_changed(original_) && verneed_updates_.empty()) {
+    if (!model_.any_changed(original_) && verneed_updates_.empty() && renamer_.empty()) {
       plan.layout_note = "interpreter rewritten in place";
     } else if (StringSpace unused(table_.strtab_size, use->now); place_strings(placed, unused, strtab)) {
       // (a) New strings into bytes nothing references now; the dynamic table write commits.
       plan.layout_note = "new strings in unused bytes of the string table";
       add_string_writes(plan, WritePhase::Prepare, original_strtab, strtab);
       add_dynamic_write(plan, placed, WritePhase::Commit);
-    } else if (auto single = single_string_rewrite(); single && verneed_updates_.empty()) {
+    } else if (auto single = single_string_rewrite(); single && verneed_updates_.empty() && renamer_.empty()) {
       // (b) One string rewritten over its own bytes (and free bytes after it): that write commits.
       placed = model_;
       strtab = original_strtab;
@@ -348,6 +354,7 @@ class EditPlanner : PlanContext<E> {
     }
     if (interp_changed_) add_interp_write(plan, WritePhase::Commit);
     add_version_need_writes(plan);
+    add_symbol_rename_writes(plan);
     add_cleanup(plan, placed, *use, strtab);
     return std::optional<EditPlan>(std::move(plan));
   }
@@ -385,6 +392,8 @@ class EditPlanner : PlanContext<E> {
       if (e.changed && e.text && !place(*e.text, e.value)) return false;
     for (auto& update : verneed_updates_)
       if (!place(update.text, update.new_value)) return false;
+    for (const auto& name : renamer_.new_names())
+      if (!place(name, symbol_name_offsets_[name])) return false;
     return true;
   }
 

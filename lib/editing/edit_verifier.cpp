@@ -10,6 +10,7 @@
 #include "editing/header_edits.hpp"
 #include "editing/planned_image.hpp"
 #include "editing/string_refs.hpp"
+#include "editing/symbol_rename.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "reading/elf_info_reader.hpp"
 #include "reading/notes.hpp"
@@ -70,8 +71,9 @@ class WritableRegions {
   WritableRegions(const ElfView<E>& view, const DynamicTable<E>& table) : view_(view), table_(table) {}
 
   // moved: tables whose dynamic entry the result points elsewhere; their old bytes are free.
-  // versions: the symbol version table may be written (--clear-symbol-version).
-  Expected<std::vector<Range>> collect(const std::vector<uint64_t>& moved, bool versions) {
+  // versions: the symbol version table may be written (--clear-symbol-version);
+  // renaming: symbols are renamed, so their tables and the relocations may change.
+  Expected<std::vector<Range>> collect(const std::vector<uint64_t>& moved, bool versions, bool renaming) {
     if (versions) {
       RUNPATCH_TRY(auto tables, symbol_version_tables(view_, table_));
       if (tables) add(tables->versym_offset, tables->count * 2);
@@ -97,6 +99,10 @@ class WritableRegions {
         },
         [](uint64_t) -> Status { return {}; }));
     add_symbol_tables();
+    if (renaming) {
+      RUNPATCH_TRY(auto tables, locate_symbol_tables(view_, table_));
+      for (const auto& r : tables.ranges(sizeof(Sym))) add(r.offset, r.size);
+    }
     return merged(std::move(ranges_));
   }
 
@@ -148,8 +154,9 @@ class WritableRegions {
 
 template <class E>
 Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& old_table,
-                           const std::vector<uint64_t>& moved_tables, const EditPlan& plan, bool versions = false) {
-  RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect(moved_tables, versions));
+                           const std::vector<uint64_t>& moved_tables, const EditPlan& plan, bool versions = false,
+                           bool renaming = false) {
+  RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect(moved_tables, versions, renaming));
   uint64_t old_size = old_view.size();
   for (const auto& w : plan.writes) {
     if (w.bytes.empty() || w.offset >= old_size) continue;
@@ -312,13 +319,18 @@ std::vector<uint64_t> moved_tables(const DynamicTable<E>& old_table, const Dynam
 }
 
 // A moved table holds the same bytes at its new address (vn_file fields aside:
-// replace-needed renames them, and the version-need check compares their text).
+// replace-needed renames them, and the version-need check compares their text;
+// renamed symbols change the symbol, version and hash tables, which
+// check_renamed_symbols reads instead).
 template <class E>
 Status check_moved_tables(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const ElfView<E>& new_view,
-                          const DynamicTable<E>& new_table, const std::vector<uint64_t>& moved, bool versions_edited) {
+                          const DynamicTable<E>& new_table, const std::vector<uint64_t>& moved, bool versions_edited,
+                          bool renaming) {
   const std::string& path = old_view.path();
   for (uint64_t tag : moved) {
     if (tag == elf::DT_VERSYM && versions_edited) continue;  // check_symbol_versions compares it entry by entry
+    if (renaming && (tag == elf::DT_SYMTAB || tag == elf::DT_VERSYM || tag == elf::DT_GNU_HASH || tag == elf::DT_HASH))
+      continue;
     std::string field = fmt::format("the table of dynamic tag {:#x}", tag);
     auto before = old_table.find(tag), after = new_table.find(tag);
     if (!before || !after) return verification_error(path, field, "appeared or disappeared");
@@ -405,7 +417,7 @@ Status check_exec_stack(const ElfView<E>& old_view, const ElfView<E>& new_view, 
 
 template <class E>
 Status check_dynamic(const ElfView<E>& old_view, const DynamicTable<E>& old_table, const ElfView<E>& new_view,
-                     const DynamicTable<E>& new_table, const ExpectedFacts& expected) {
+                     const DynamicTable<E>& new_table, const ExpectedFacts& expected, const SymbolRenameMap& renames) {
   const std::string& path = old_view.path();
   RUNPATCH_TRY(auto old_fixed, fixed_entries(old_view, old_table));
   RUNPATCH_TRY(auto new_fixed, fixed_entries(new_view, new_table));
@@ -415,7 +427,8 @@ Status check_dynamic(const ElfView<E>& old_view, const DynamicTable<E>& old_tabl
   RUNPATCH_TRY(auto old_names, detail::StringRefCollector<E>(old_view, old_table).named_strings());
   RUNPATCH_TRY(auto new_names,
                detail::StringRefCollector<E>(new_view, new_table).named_strings(old_names.symbols.size()));
-  if (old_names.symbols != new_names.symbols) return verification_error(path, "dynamic symbol names", "changed");
+  if (!renames.empty()) RUNPATCH_CHECK(check_renamed_symbols(old_view, old_table, new_view, new_table, renames));
+  else if (old_names.symbols != new_names.symbols) return verification_error(path, "dynamic symbol names", "changed");
   if (old_names.version_need_names != new_names.version_need_names) return verification_error(path, "version need names", "changed");
   if (old_names.version_definitions != new_names.version_definitions)
     return verification_error(path, "version definition names", "changed");
@@ -471,14 +484,15 @@ Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const 
   if (!new_table) return verification_error(path, "the dynamic section", "is gone");
   auto moved = moved_tables(*old_table, *new_table);
   bool versions = !expected.cleared_versions.empty();
-  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, moved, plan, versions));
-  RUNPATCH_CHECK(check_moved_tables(old_view, *old_table, new_view, *new_table, moved, versions));
+  bool renaming = !request.rename_symbols.empty();
+  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, moved, plan, versions, renaming));
+  RUNPATCH_CHECK(check_moved_tables(old_view, *old_table, new_view, *new_table, moved, versions, renaming));
   RUNPATCH_CHECK(check_loads(old_view, *old_table, new_view));
   RUNPATCH_CHECK(check_mapped_in_place(old_view, new_view, after));
   RUNPATCH_CHECK(check_exec_stack(old_view, new_view, expected.exec_stack));
   RUNPATCH_CHECK(check_debug_entry(path, *old_table, *new_table, expected.debug_entry));
   RUNPATCH_CHECK(check_symbol_versions(old_view, *old_table, new_view, *new_table, expected.cleared_versions));
-  return check_dynamic(old_view, *old_table, new_view, *new_table, expected);
+  return check_dynamic(old_view, *old_table, new_view, *new_table, expected, request.rename_symbols);
 }
 
 }  // namespace

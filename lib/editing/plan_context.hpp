@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "editing/dynamic_model.hpp"
 #include "editing/planned_write.hpp"
 #include "editing/resolution_cache_edit.hpp"
+#include "editing/symbol_rename.hpp"
 
 namespace runpatch {
 
@@ -51,6 +53,8 @@ struct PlanContext {
   DynamicModel model_;     // as the request makes it
   NoteChange note_;
   std::vector<VersionNeedUpdate> verneed_updates_;
+  SymbolRenamer<E> renamer_;                             // dynamic symbols the request renames
+  std::map<std::string, uint64_t> symbol_name_offsets_;  // their new names' string offsets, once placed
   std::vector<std::string> warnings_;
   const Phdr* interp_phdr_ = nullptr;
   bool interp_changed_ = false;
@@ -101,6 +105,17 @@ struct PlanContext {
     std::vector<uint8_t> bytes(uint64_t(interp_phdr_->p_filesz), 0);
     std::memcpy(bytes.data(), new_interp_.data(), new_interp_.size());
     plan.writes.push_back({phase, uint64_t(interp_phdr_->p_offset), std::move(bytes), "interpreter"});
+  }
+
+  // Renamed symbols and the tables that index them, at their offsets in the
+  // file; skip: ranges whose bytes the plan carries elsewhere (their copy takes the writes).
+  void add_symbol_rename_writes(EditPlan& plan, const std::vector<std::pair<uint64_t, uint64_t>>& skip = {}) const {
+    for (auto& w : renamer_.writes(view_, symbol_name_offsets_)) {
+      bool carried = std::any_of(skip.begin(), skip.end(), [&](const auto& r) {
+        return w.offset >= r.first && w.offset + w.bytes.size() <= r.first + r.second;
+      });
+      if (!carried) plan.writes.push_back(std::move(w));
+    }
   }
 
   // The vn_file fields switch after the dynamic section does: until then the old name is right.

@@ -147,6 +147,9 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   if (!out.runpath && !out.set_interpreter) return;  // the script runs no patchelf, so no extra args either
 
   EditRequest request = o.extra;
+  // The script hands patchelfFlags to every patchelf run on the file, so its
+  // header flags apply exactly to the files it edits: in the same request.
+  request.headers = o.extra_headers;
   request.force_rpath = request.force_rpath || o.layers.force_rpath;
   if (out.runpath) request.runpath = set_runpath_update(*out.runpath);
   if (out.set_interpreter) request.interpreter = *o.interpreter;
@@ -159,11 +162,6 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
     return;
   }
   out.warnings = std::move(edited->warnings);
-  // The script hands patchelfFlags to every patchelf run on the file, so its
-  // header flags apply exactly to the files it edits.
-  if (o.extra_headers.empty()) return;
-  auto headers = edit_elf_headers(path, o.extra_headers, options);
-  if (!headers) out.error = headers.error();
 }
 
 }  // namespace

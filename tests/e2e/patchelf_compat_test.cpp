@@ -230,11 +230,12 @@ TEST_F(PatchelfCompat, ErrorPathsOfNewerOptions) {
       EXPECT_EQ(r.output, c.output) << what;
     }
   }
-  // A well-formed map is accepted, and the edit refused: not implemented yet.
+  // A well-formed map is accepted and applied (tests/e2e/rename_symbols_test.cpp runs the results).
   write_text(dir / "good.map", "greet hello\n");
   auto rename = ours({"--rename-dynamic-symbols", (dir / "good.map").string(), prog});
-  EXPECT_EQ(rename.exit_code, 1);
-  EXPECT_NE(rename.output.find("not supported yet"), std::string::npos) << rename.output;
+  EXPECT_EQ(rename.exit_code, 0) << rename.output;
+  auto symbols = test::run_command({"readelf", "-W", "--dyn-syms", prog});
+  EXPECT_NE(symbols.output.find(" hello\n"), std::string::npos) << symbols.output;
 }
 
 // Every option of patchelf 0.19 is known: none is taken for a file name, and --help names each.

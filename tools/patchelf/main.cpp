@@ -1,7 +1,7 @@
 // runpatch-patchelf: patchelf 0.19's command line over runpatch's editors, so
 // that existing hooks can call it as `patchelf`. Argument handling and output
 // only; dynamic-section edits go through runpatch::edit_elf_file, fixed-size
-// header edits through runpatch::edit_elf_headers (docs/patchelf-compat.md).
+// header fields in the same request (docs/patchelf-compat.md).
 #include <fmt/core.h>
 #include <sys/stat.h>
 
@@ -48,7 +48,7 @@ void show_help(const char* argv0) {
              "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
              "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
              "  [--clear-execstack]\n  [--set-execstack]\n"
-             "  [--rename-dynamic-symbols NAME_MAP_FILE]\tNot supported yet\n"
+             "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line\n"
              "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
              "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
              argv0);
@@ -71,8 +71,6 @@ Arguments parse(int argc, char** argv) {
   }
   if (parsed->files.empty()) fail("missing filename");
   if (parsed->output && parsed->files.size() > 1) fail("--output option only allowed with single input file");
-  if (!parsed->rename_symbols.empty() || parsed->rename_map_file)
-    fail("--rename-dynamic-symbols is not supported yet by runpatch-patchelf (use patchelf for it)");
   return *parsed;
 }
 
@@ -123,8 +121,7 @@ void print_requested(const Arguments& a, const ElfInfo& info, const std::string&
     for (const auto& n : info.needed) fmt::print("{}\n", n);
 }
 
-// Dynamic-section edits first, then the fixed-size ones on their result; with
-// --output the second step edits the output the first one wrote.
+// One request, header fields included: one plan, one verification, one write.
 void edit_file(const Arguments& args, const ElfInfo& info, const std::string& file) {
   EditRequest request = runpatch::cli::patchelf_request(args);
   if (info.type != kEtDyn) request.soname.reset();  // patchelf sets a soname on libraries only
@@ -132,27 +129,21 @@ void edit_file(const Arguments& args, const ElfInfo& info, const std::string& fi
   bool needs_dynamic = !request.empty() || headers.no_default_lib || headers.add_debug_tag ||
                        !headers.clear_symbol_version.empty();
   if (needs_dynamic && info.is_static()) fail(kStaticMessage);
+  request.headers = std::move(headers);
+  // patchelf writes --output even when nothing changes.
+  if (request.empty() && !args.output) return;
   EditOptions options;
   options.output = args.output ? std::optional<std::filesystem::path>(*args.output) : std::nullopt;
   options.page_size = args.page_size;
   options.atomic_copy = args.atomic_copy;
-  std::string target = file;
-  // patchelf writes --output even when nothing changes: one of the two steps always runs then.
-  if (!request.empty() || (args.output && headers.empty())) {
-    auto outcome = edit_elf_file(file, request, options);
-    if (!outcome) fail(outcome.error().message());
-    for (const auto& warning : outcome->warnings) fmt::print(stderr, "warning: {}: {}\n", file, warning);
-    if (args.debug)
-      fmt::print(stderr, "patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
-                 outcome->layout_note);
-    if (options.output) target = options.output->string(), options.output.reset();
-  }
-  if (headers.empty()) return;
-  auto outcome = edit_elf_headers(target, headers, options);
+  auto outcome = edit_elf_file(file, request, options);
   if (!outcome) fail(outcome.error().message());
-  if (args.debug)
+  for (const auto& warning : outcome->warnings) fmt::print(stderr, "warning: {}: {}\n", file, warning);
+  if (args.debug) {
+    fmt::print(stderr, "patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy), outcome->layout_note);
     for (const auto& w : outcome->writes)
       fmt::print(stderr, "patching ELF file '{}': {} at offset {:#x} ({} bytes)\n", file, w.what, w.offset, w.size);
+  }
 }
 
 }  // namespace

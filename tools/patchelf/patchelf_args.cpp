@@ -64,26 +64,6 @@ Expected<std::string> resolve_value(const std::string& word) {
   return contents;
 }
 
-// Pairs "old new" per line; reading stops at the first line without a word, as in patchelf.
-Expected<std::vector<std::pair<std::string, std::string>>> read_rename_map(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return file_error("Cannot open map file " + path, errno ? errno : ENOENT);
-  std::vector<std::pair<std::string, std::string>> pairs;
-  std::set<std::string> seen;
-  std::string line, from, to;
-  for (size_t number = 1; std::getline(in, line); ++number) {
-    std::istringstream words(line);
-    if (!(words >> from)) break;
-    if (!(words >> to)) return make_error("", fmt::format("{}:{}: Map file line is missing the second element", path, number));
-    if (!seen.insert(from).second)
-      return make_error("", fmt::format("{}:{}: Name '{}' appears twice in the map file", path, number, from));
-    if (from.find('@') != std::string::npos || to.find('@') != std::string::npos)
-      return make_error("", fmt::format("{}:{}: Name pair contains version tag: {} {}", path, number, from, to));
-    pairs.emplace_back(from, to);
-  }
-  return pairs;
-}
-
 Expected<uint64_t> parse_page_size(const std::string& word) {
   char* end = nullptr;
   errno = 0;
@@ -163,6 +143,26 @@ class Parser {
 
 }  // namespace
 
+// Pairs "old new" per line; reading stops at the first line without a word, as in patchelf.
+Expected<std::vector<std::pair<std::string, std::string>>> read_rename_map(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return file_error("Cannot open map file " + path, errno ? errno : ENOENT);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::set<std::string> seen;
+  std::string line, from, to;
+  for (size_t number = 1; std::getline(in, line); ++number) {
+    std::istringstream words(line);
+    if (!(words >> from)) break;
+    if (!(words >> to)) return make_error("", fmt::format("{}:{}: Map file line is missing the second element", path, number));
+    if (!seen.insert(from).second)
+      return make_error("", fmt::format("{}:{}: Name '{}' appears twice in the map file", path, number, from));
+    if (from.find('@') != std::string::npos || to.find('@') != std::string::npos)
+      return make_error("", fmt::format("{}:{}: Name pair contains version tag: {} {}", path, number, from, to));
+    pairs.emplace_back(from, to);
+  }
+  return pairs;
+}
+
 Expected<PatchelfArguments> parse_patchelf_arguments(const std::vector<std::string>& args) {
   return Parser(args).run();
 }
@@ -180,6 +180,7 @@ EditRequest patchelf_request(const PatchelfArguments& a) {
   request.add_needed = a.add_needed;
   request.remove_needed = a.remove_needed;
   request.replace_needed = a.replace_needed;
+  request.rename_symbols = a.rename_symbols;
   if (a.build_resolution_cache) request.resolution_cache = ResolutionCacheMode::Write;
   return request;
 }
@@ -195,6 +196,13 @@ HeaderEditRequest patchelf_header_request(const PatchelfArguments& a) {
   request.no_default_lib = a.no_default_lib;
   request.add_debug_tag = a.add_debug_tag;
   request.clear_symbol_version = a.clear_symbol_version;
+  // patchelf clears versions before it renames; these edits run after the rename, so they name the new names.
+  for (auto& name : request.clear_symbol_version)
+    for (const auto& [from, to] : a.rename_symbols)
+      if (name == from) {
+        name = to;
+        break;
+      }
   return request;
 }
 

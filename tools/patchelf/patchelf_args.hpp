@@ -42,6 +42,11 @@ struct PatchelfArguments {
 // ("unrecognized option '--x'"), where patchelf would take it for a file name.
 Expected<PatchelfArguments> parse_patchelf_arguments(const std::vector<std::string>& args);
 
+// A --rename-dynamic-symbols map file: "OLD NEW" per line, checked as patchelf
+// checks it (a missing second name, a name twice, '@' in a name); reading stops
+// at the first line without a word. Errors name the file and line.
+Expected<std::vector<std::pair<std::string, std::string>>> read_rename_map(const std::string& path);
+
 // The dynamic-section part of the request (runpath, needed, soname, interpreter).
 EditRequest patchelf_request(const PatchelfArguments& args);
 

@@ -55,7 +55,6 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
     auto extra = parse_patchelf_arguments(a.extra_args);
     if (!extra) return "argument --extra-args: " + extra.error().what;
     if (!extra->files.empty()) return "argument --extra-args: unexpected " + extra->files[0];
-    if (extra->rename_map_file) return "argument --extra-args: --rename-dynamic-symbols is not supported yet";
     o.extra = patchelf_request(*extra);
     o.extra_headers = patchelf_header_request(*extra);
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "../patchelf/patchelf_args.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/edit.hpp"
@@ -33,6 +34,7 @@ std::string planned_changes(const ElfInfo& before, const EditRequest& request) {
   for (const auto& name : request.add_needed) out += fmt::format("  needed: + '{}'\n", name);
   for (const auto& name : request.remove_needed) out += fmt::format("  needed: - '{}'\n", name);
   for (const auto& [from, to] : request.replace_needed) line("needed", shown(from), shown(to));
+  for (const auto& [from, to] : request.rename_symbols) line("symbol (where the file has it)", shown(from), shown(to));
   return out;
 }
 
@@ -64,36 +66,9 @@ void print_outcome(const std::string& name, const EditOutcome& outcome, bool dry
   if (dry_run) fmt::print("{}", planned_changes(outcome.before, request));
 }
 
-// The dynamic-section edit (when asked for), then the header fields on its
-// result (the output it wrote, with --output). One line per step.
-bool edit_headers_of(const std::string& file, const EditRequest& request, const HeaderEditRequest& headers,
-                     EditOptions options) {
-  std::string target = file;
-  if (!request.empty()) {
-    auto outcome = edit_elf_file(file, request, options);
-    if (!outcome) {
-      fmt::print(stderr, "runpatch: {}\n", outcome.error().message());
-      return false;
-    }
-    for (const auto& warning : outcome->warnings) fmt::print(stderr, "runpatch: {}: warning: {}\n", file, warning);
-    if (!verbosity().quiet) print_outcome(file, *outcome, options.dry_run, request);
-    if (options.output && !options.dry_run) target = options.output->string(), options.output.reset();
-  }
-  auto outcome = edit_elf_headers(target, headers, options);
-  if (!outcome) {
-    fmt::print(stderr, "runpatch: {}\n", outcome.error().message());
-    return false;
-  }
-  std::vector<std::string> fields;
-  for (const auto& w : outcome->writes) fields.push_back(w.what);
-  if (fields.empty()) fmt::print("{}: header fields unchanged\n", file);
-  else fmt::print("{}: {}header fields in place ({})\n", file, options.dry_run ? "would edit, " : "", fmt::join(fields, ", "));
-  return true;
-}
-
 struct SetOptions {
   std::vector<std::string> files;
-  std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output;
+  std::optional<std::string> runpath, add_runpath, prepend_runpath, interpreter, soname, output, rename_map;
   bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false, atomic_copy = false;
   std::vector<std::string> add_needed, remove_needed, replace_needed;
   ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
@@ -106,7 +81,7 @@ struct SetOptions {
     return runpath || add_runpath || prepend_runpath || remove_runpath || interpreter || soname ||
            !add_needed.empty() || !remove_needed.empty() || !replace_needed.empty() ||
            ldcache != ResolutionCacheMode::Refresh || os_abi || execstack || no_execstack || no_default_lib ||
-           !clear_symbol_version.empty();
+           !clear_symbol_version.empty() || rename_map;
   }
 
   EditRequest edit_request() const {
@@ -155,6 +130,8 @@ Command add_set_command(CLI::App& root) {
   repeatable(app->add_option("--add-needed", o->add_needed, "Add a DT_NEEDED entry (first)"));
   repeatable(app->add_option("--remove-needed", o->remove_needed, "Remove a DT_NEEDED entry"));
   app->add_option("--replace-needed", o->replace_needed, "Replace DT_NEEDED OLD by NEW")->expected(2)->allow_extra_args(false);
+  app->add_option("--rename-dynamic-symbols", o->rename_map,
+                  "Rename dynamic symbols as this file says: one 'OLD NEW' pair a line (patchelf's map file)");
   app->add_option("--os-abi", o->os_abi, "Set EI_OSABI (patchelf's names: 'System V', Linux, FreeBSD, ...)")
       ->check([](const std::string& name) { return osabi_from_name(name) ? "" : "unknown OS ABI name '" + name + "'"; });
   auto* execstack = app->add_flag("--execstack", o->execstack, "Request an executable stack (PF_X on PT_GNU_STACK)");
@@ -180,18 +157,22 @@ Command add_set_command(CLI::App& root) {
             warn_about_empty_entries(o->add_runpath, "--add-runpath");
             warn_about_empty_entries(o->prepend_runpath, "--prepend-runpath");
             EditRequest request = o->edit_request();
+            if (o->rename_map) {
+              auto pairs = read_rename_map(*o->rename_map);
+              if (!pairs) {
+                fmt::print(stderr, "runpatch: {}\n", pairs.error().message());
+                return kExitUsage;
+              }
+              request.rename_symbols = std::move(*pairs);
+            }
             EditOptions options;
             options.dry_run = o->dry_run;
             options.in_place = o->in_place;
             options.atomic_copy = o->atomic_copy;
             if (o->output) options.output = *o->output;
-            HeaderEditRequest headers = o->header_request();
+            request.headers = o->header_request();
             int status = kExitOk;
             for (const auto& file : o->files) {
-              if (!headers.empty()) {
-                if (!edit_headers_of(file, request, headers, options)) status = kExitProblem;
-                continue;
-              }
               auto outcome = edit_elf_file(file, request, options);
               if (!outcome) {
                 fmt::print(stderr, "runpatch: {}\n", outcome.error().message());
