@@ -25,6 +25,7 @@ class SegmentAppender : PlanContext<E> {
   using Ctx::warnings_;
   using Ctx::interp_changed_;
   using Ctx::interp_needs_room_;
+  using Ctx::stack_entry_wanted_;
   using Ctx::new_interp_;
   using Ctx::kMinPage;
   using Ctx::kSpareDynamicSlots;
@@ -105,7 +106,7 @@ class SegmentAppender : PlanContext<E> {
   // docs/editing.md lists the ways in order: an earlier edit's segment, PT_NULL
   // entries, a duplicate PT_NOTE, evacuating what follows the table, moving it.
   Status choose_room() {
-    size_t wanted = 1 + (note_load_ ? 1 : 0) + (place_note_ ? 1 : 0);
+    size_t wanted = 1 + (note_load_ ? 1 : 0) + (place_note_ ? 1 : 0) + (stack_entry_wanted_ ? 1 : 0);
     uint64_t phoff = view_.ehdr().e_phoff, table_size = view_.phdrs().size() * sizeof(Phdr);
     bool evacuated_interp = false;
     bool table_in_earlier = (earlier_segment_ && covers(*earlier_segment_, phoff, table_size)) ||
@@ -207,6 +208,7 @@ class SegmentAppender : PlanContext<E> {
       phdrs_.insert(phdrs_.begin() + at, Phdr{});
       note_at_ = at;
     }
+    if (stack_entry_wanted_) phdrs_.push_back(Phdr{});  // PT_NULL: fold_header_fields makes it PT_GNU_STACK
     if (phdrs_.size() >= elf::PN_XNUM) return view_.error("too many program headers to add one");
     return {};
   }

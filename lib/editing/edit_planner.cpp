@@ -33,6 +33,7 @@ class EditPlanner : PlanContext<E> {
   using Ctx::interp_phdr_;
   using Ctx::interp_changed_;
   using Ctx::interp_needs_room_;
+  using Ctx::stack_entry_wanted_;
   using Ctx::new_interp_;
   using Ctx::kMaxLoadAlign;
   using Ctx::join_note;
@@ -65,6 +66,8 @@ class EditPlanner : PlanContext<E> {
     RUNPATCH_TRY(renamer_, SymbolRenamer<E>::plan(view_, table_, request.rename_symbols));
     RUNPATCH_CHECK(plan_version_need_files(request));
     RUNPATCH_CHECK(plan_interpreter(request));
+    stack_entry_wanted_ = request.headers.exec_stack && !view_.find_phdr(elf::PT_GNU_STACK) &&
+                          !view_.find_phdr(elf::PT_NULL);
     note_ = plan_note_change(view_, info_, model_, request);
 
     RUNPATCH_TRY(EditPlan result, plan_tables());
@@ -219,9 +222,10 @@ class EditPlanner : PlanContext<E> {
     EditPlan plan;
     plan.new_size = view_.bytes().size();
     bool tables_change =
-        model_.any_changed(original_) || interp_changed_ || !verneed_updates_.empty() || !renamer_.empty();
+        model_.any_changed(original_) || interp_changed_ || !verneed_updates_.empty() || !renamer_.empty() ||
+        stack_entry_wanted_;
     if (!tables_change && note_.action == NoteChange::Action::None) return plan;
-    if (interp_needs_room_) return plan_appended_segment<E>(*this, /*with_dynamic=*/true);
+    if (interp_needs_room_ || stack_entry_wanted_) return plan_appended_segment<E>(*this, /*with_dynamic=*/true);
     if (tables_change) {
       RUNPATCH_TRY(auto in_place, plan_in_place());
       // Several writes in place (the interpreter and the dynamic section) cannot commit as one.

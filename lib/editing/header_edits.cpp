@@ -121,7 +121,7 @@ class HeaderFieldFolder {
       return {};
     }
     return result_.error("has no PT_GNU_STACK program header and no spare (PT_NULL) entry to turn into one; "
-                         "adding a program header for the execstack edit is not supported yet",
+                         "a program header is added only to files with a dynamic section",
                          result_.ehdr().e_phoff);
   }
 

@@ -59,6 +59,10 @@ struct PlanContext {
   const Phdr* interp_phdr_ = nullptr;
   bool interp_changed_ = false;
   bool interp_needs_room_ = false;
+  // --set/clear-execstack on a file with neither PT_GNU_STACK nor a PT_NULL
+  // entry: the new program header table gets one more (PT_NULL) entry, which
+  // fold_header_fields turns into PT_GNU_STACK.
+  bool stack_entry_wanted_ = false;
   std::string new_interp_;
 
   static void join_note(std::string& into, const std::string& more) {

@@ -388,14 +388,20 @@ TEST_F(PatchelfCompat, ExecstackRoundTrips) {
       auto original = test::read_file(file);
       std::string what = arch.name + " " + name;
       if (readelf_stack_flags(file).empty()) {
-        // ppc64 (ELFv1) links without PT_GNU_STACK: patchelf would add a program header; we refuse, untouched.
+        // ppc64 (ELFv1) links without PT_GNU_STACK: a program header is added, as patchelf does
+        // (RW, plus X to set), and the edited program still runs.
         EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: ?\n") << what;
-        for (const char* option : {"--set-execstack", "--clear-execstack"}) {
-          auto r = ours({option, file.string()});
-          EXPECT_EQ(r.exit_code, 1) << what << " " << option;
-          EXPECT_NE(r.output.find("not supported yet"), std::string::npos) << r.output;
+        auto cleared = ours({"--clear-execstack", file.string()});
+        EXPECT_EQ(cleared.exit_code, 0) << what << ": " << cleared.output;
+        EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: -\n") << what;
+        EXPECT_EQ(ours({"--set-execstack", file.string()}).exit_code, 0) << what;
+        EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: X\n") << what;
+        EXPECT_EQ(test::readelf_warnings(file), "") << what;
+        if (std::string(name) == "prog-pie" && test::can_run(arch)) {
+          fs::create_directories(dir / "lib");
+          fs::copy_file(arch.dir / "lib/libgreet.so", dir / "lib/libgreet.so", fs::copy_options::overwrite_existing);
+          EXPECT_EQ(test::run_program(arch, file).output, "hello from lib\n") << what;
         }
-        EXPECT_EQ(test::read_file(file), original) << what;
         continue;
       }
       EXPECT_EQ(ours({"--print-execstack", file.string()}).output, "execstack: -\n") << what;
@@ -415,7 +421,7 @@ TEST_F(PatchelfCompat, ExecstackRoundTrips) {
   }
 }
 
-// Without PT_GNU_STACK patchelf prints '?' and adds one; we turn a PT_NULL entry into it, or refuse.
+// Without PT_GNU_STACK patchelf prints '?' and adds one; we turn a PT_NULL entry into it, or add one.
 TEST_F(PatchelfCompat, ExecstackWithoutGnuStack) {
   auto host = test::fixture_arches().at(0);
   fs::path dir = test::scratch_dir("patchelf_execstack_none");
@@ -435,8 +441,10 @@ TEST_F(PatchelfCompat, ExecstackWithoutGnuStack) {
     int exit_code;
     std::string printed_after;
   };
-  // PT_NULL: a free entry, becomes PT_GNU_STACK. PT_LOOS: nothing to take, the edit is refused.
-  for (const Case& c : {Case{0, 0, "execstack: X\n"}, Case{0x60000000, 1, "execstack: ?\n"}}) {
+  // PT_NULL: a free entry, becomes PT_GNU_STACK. PT_LOOS: nothing to take, a program header is added.
+  fs::create_directories(dir / "lib");
+  fs::copy_file(host.dir / "lib/libgreet.so", dir / "lib/libgreet.so", fs::copy_options::overwrite_existing);
+  for (const Case& c : {Case{0, 0, "execstack: X\n"}, Case{0x60000000, 0, "execstack: X\n"}}) {
     auto changed = bytes;
     test::poke(changed, *stack_entry, 4, false, c.replaced_type);
     fs::path file = dir / fmt::format("prog-{:x}", c.replaced_type);
@@ -450,6 +458,7 @@ TEST_F(PatchelfCompat, ExecstackWithoutGnuStack) {
       EXPECT_EQ(test::read_file(file), changed);
     }
     EXPECT_EQ(ours({"--print-execstack", file.string()}).output, c.printed_after);
+    EXPECT_EQ(test::run_program(host, file).output, "hello from lib\n") << file;
   }
 }
 
