@@ -255,7 +255,8 @@ class SegmentAppender : PlanContext<E> {
   // Executables whose program headers move keep the first PT_LOAD's
   // vaddr-offset delta, as older kernels derive AT_PHDR from it.
   Status place_segment() {
-    uint64_t page = page_size(), old_size = view_.bytes().size();
+    reclaimed_from_ = interrupted_tail();
+    uint64_t page = page_size(), old_size = reclaimed_from_.value_or(view_.bytes().size());
     uint64_t max_end = 0;
     const Phdr* first_load = nullptr;
     for (const auto& ph : view_.phdrs()) {
@@ -470,6 +471,7 @@ class SegmentAppender : PlanContext<E> {
     if (place_note_) join_note(plan.layout_note, note_load_ ? "resolution cache in a read-only segment of its own"
                                                             : "resolution cache in a read-only segment");
     plan.new_size = seg_off_ + tail.size();
+    plan.reclaimed_from = reclaimed_from_;
     plan.writes.push_back({WritePhase::Prepare, seg_off_, std::move(tail), "appended segment"});
     add_header_writes(plan, std::move(header));
     // A new interpreter that fits where the old one is, while the segment is appended for other reasons.
@@ -498,6 +500,31 @@ class SegmentAppender : PlanContext<E> {
       default:
         return kMinPage;
     }
+  }
+
+  // Where the bytes the headers reference end: program and section header
+  // tables, segments, sections.
+  uint64_t referenced_end() const {
+    const auto& eh = view_.ehdr();
+    uint64_t end = std::max<uint64_t>(uint64_t(eh.e_phoff) + view_.phdrs().size() * sizeof(Phdr),
+                                      uint64_t(eh.e_shoff) + view_.shdrs().size() * sizeof(Shdr));
+    for (const auto& ph : view_.phdrs()) end = std::max<uint64_t>(end, uint64_t(ph.p_offset) + uint64_t(ph.p_filesz));
+    for (const auto& sh : view_.shdrs())
+      if (sh.sh_type != elf::SHT_NOBITS) end = std::max<uint64_t>(end, uint64_t(sh.sh_offset) + uint64_t(sh.sh_size));
+    return end;
+  }
+
+  // The tail of an edit killed before its commit: unreferenced bytes after
+  // the referenced end that begin, where that edit placed its segment, with a
+  // copy of the whole dynamic string table (as every tail it writes does).
+  // Any other trailing data (signatures, payloads) is left alone.
+  std::optional<uint64_t> interrupted_tail() const {
+    if (!options_.commit_in_elf_header || !with_dynamic_ || table_.strtab_size == 0) return std::nullopt;
+    uint64_t end = referenced_end(), start = align_up(end, 16), size = view_.bytes().size();
+    if (start >= size || size - start < table_.strtab_size) return std::nullopt;
+    const uint8_t* bytes = view_.bytes().data();
+    if (std::memcmp(bytes + start, bytes + table_.strtab_offset, table_.strtab_size) != 0) return std::nullopt;
+    return end;
   }
 
   // The resolution-cache segment of an earlier edit: the last PT_LOAD,
@@ -833,6 +860,7 @@ class SegmentAppender : PlanContext<E> {
   // Room and what moves.
   bool move_phdrs_ = false, grow_in_place_ = false, move_interp_ = false;
   bool phdrs_unmapped_ = false;  // the moved table follows the segment, outside every PT_LOAD
+  std::optional<uint64_t> reclaimed_from_;  // an interrupted edit's tail starts here
   bool phdrs_in_segment() const { return move_phdrs_ && !phdrs_unmapped_; }
   std::vector<CarriedRange> carried_;
   std::string interp_text_;

@@ -157,6 +157,8 @@ Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& ol
                            const std::vector<uint64_t>& moved_tables, const EditPlan& plan, bool versions = false,
                            bool renaming = false) {
   RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect(moved_tables, versions, renaming));
+  // The tail of an interrupted edit, which nothing references, may be overwritten.
+  if (plan.reclaimed_from) regions.push_back({*plan.reclaimed_from, old_view.size()});
   uint64_t old_size = old_view.size();
   for (const auto& w : plan.writes) {
     if (w.bytes.empty() || w.offset >= old_size) continue;

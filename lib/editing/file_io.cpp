@@ -83,6 +83,9 @@ Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_
       RUNPATCH_CHECK(write_bytes(fd, path, w.offset, w.bytes, w.what));
     }
   }
+  // An interrupted edit's tail past the new end: nothing references it any more.
+  if (plan.new_size < old_size && ::ftruncate(fd, static_cast<off_t>(plan.new_size)) != 0)
+    return make_error(path, errno_text("cannot cut off an interrupted edit's bytes"));
   return sync(fd, path);
 }
 

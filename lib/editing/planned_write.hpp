@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct EditPlan {
   std::vector<PlannedWrite> writes;
   uint64_t new_size = 0;
   std::vector<std::string> warnings;
+  // The bytes from here to the old end of the file are the tail of an edit
+  // killed before its commit (nothing references them): this plan writes over
+  // them, and the file is cut to new_size after the commit.
+  std::optional<uint64_t> reclaimed_from;
 };
 
 // The size of the unit a disk writes atomically on every device: one write

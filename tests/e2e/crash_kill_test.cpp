@@ -418,8 +418,10 @@ TEST_F(LibraryCrashSafety, SigkillAtAThousandMomentsLeavesOldOrNew) {
   EXPECT_GT(killed, trials / 5) << "the kills did not land during edits; the harness proves little";
 }
 
-// After an edit killed between its tail and its commit, the next edit works
-// on the old file as it is (the unreferenced bytes stay below the new tail).
+// After an edit killed between its tail and its commit, the next edit
+// recognizes that tail (unreferenced, starting with a copy of the dynamic
+// strings), writes over it and cuts the rest: the result is byte for byte
+// what an uninterrupted edit gives. Trailing bytes of any other kind stay.
 TEST_F(LibraryCrashSafety, TheEditAfterAnInterruptedOneSucceeds) {
   EditRequest request;
   request.runpath = set_runpath_update(new_runpath_);
@@ -430,6 +432,20 @@ TEST_F(LibraryCrashSafety, TheEditAfterAnInterruptedOneSucceeds) {
   ASSERT_EQ(expect_old_or_new("interrupted", true), CrashState::OldWithUnreferencedTail);
   ASSERT_TRUE(edit_elf_file(lib_, request));
   EXPECT_EQ(*read_elf_info(lib_)->runpath, new_runpath_);
+  EXPECT_EQ(test::run_program(arch_, dir_ / "prog-pie").output, "hello from lib\n");
+  EXPECT_EQ(test::read_file(lib_), intended_) << "the interrupted edit's tail was not reclaimed";
+
+  // Foreign trailing bytes (a signature, a payload) are never taken for such a tail.
+  Bytes signed_library = original_;
+  const std::string trailer = "~Module signature appended~\n";
+  signed_library.insert(signed_library.end(), trailer.begin(), trailer.end());
+  test::write_file(lib_, signed_library);
+  ASSERT_TRUE(edit_elf_file(lib_, request));
+  auto edited = test::read_file(lib_);
+  ASSERT_GT(edited.size(), signed_library.size());
+  EXPECT_TRUE(std::equal(signed_library.begin() + std::ptrdiff_t(original_.size()), signed_library.end(),
+                         edited.begin() + std::ptrdiff_t(original_.size())))
+      << "the trailing bytes changed";
   EXPECT_EQ(test::run_program(arch_, dir_ / "prog-pie").output, "hello from lib\n");
 }
 
