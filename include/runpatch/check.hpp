@@ -45,6 +45,7 @@ enum class CheckRule {
   StaleLdcache,
   CompatNeedsDriver,
   JetpackCudaRange,
+  InterruptedEdit,
 };
 
 struct RuleInfo {
@@ -75,6 +76,7 @@ inline constexpr RuleInfo kCheckRules[] = {
     {CheckRule::StaleLdcache, "stale-ldcache", Severity::Error, "the resolution-cache note (.note.nixos.ldcache) no longer says what the runpath resolves"},
     {CheckRule::CompatNeedsDriver, "compat-needs-driver", Severity::Error, "cuda_compat's libcuda cannot reach the driver's libnvrm_* libraries: no driver directory behind the compat directory, or none in its own runpath"},
     {CheckRule::JetpackCudaRange, "jetpack-cuda-range", Severity::Error, "with --jetpack: the package set's CUDA release is outside the JetPack's native CUDA and cuda_compat range"},
+    {CheckRule::InterruptedEdit, "interrupted-edit", Severity::Warning, "unreferenced bytes past the end: the tail of an edit killed before its commit (the next edit reclaims them)"},
 };
 static_assert([] {
   for (size_t i = 0; i < std::size(kCheckRules); ++i)

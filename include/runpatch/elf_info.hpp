@@ -76,6 +76,11 @@ struct ElfInfo {
   uint64_t flags_1 = 0;                    // DT_FLAGS_1
   uint64_t spare_dynamic_slots = 0;        // DT_NULL entries beyond the terminator
   std::vector<std::string> duplicate_tags; // e.g. "DT_RUNPATH" appearing twice
+  // Where the tail of an edit killed before its commit begins: bytes past
+  // everything the headers reference that start (16-aligned) with a copy of
+  // the whole dynamic string table, as every runpatch tail does. Nothing
+  // references them; the next edit reclaims them (docs/editing.md §4).
+  std::optional<uint64_t> interrupted_edit_tail;
   std::vector<DlopenDependency> dlopen;    // FDO .note.dlopen entries
   std::optional<ResolutionCacheNote> resolution_cache;  // NixOS .note.nixos.ldcache
 

@@ -502,29 +502,11 @@ class SegmentAppender : PlanContext<E> {
     }
   }
 
-  // Where the bytes the headers reference end: program and section header
-  // tables, segments, sections.
-  uint64_t referenced_end() const {
-    const auto& eh = view_.ehdr();
-    uint64_t end = std::max<uint64_t>(uint64_t(eh.e_phoff) + view_.phdrs().size() * sizeof(Phdr),
-                                      uint64_t(eh.e_shoff) + view_.shdrs().size() * sizeof(Shdr));
-    for (const auto& ph : view_.phdrs()) end = std::max<uint64_t>(end, uint64_t(ph.p_offset) + uint64_t(ph.p_filesz));
-    for (const auto& sh : view_.shdrs())
-      if (sh.sh_type != elf::SHT_NOBITS) end = std::max<uint64_t>(end, uint64_t(sh.sh_offset) + uint64_t(sh.sh_size));
-    return end;
-  }
-
-  // The tail of an edit killed before its commit: unreferenced bytes after
-  // the referenced end that begin, where that edit placed its segment, with a
-  // copy of the whole dynamic string table (as every tail it writes does).
-  // Any other trailing data (signatures, payloads) is left alone.
+  // The tail of an edit killed before its commit (the reader recognizes it),
+  // which a layout committed the same way writes over.
   std::optional<uint64_t> interrupted_tail() const {
-    if (!options_.commit_in_elf_header || !with_dynamic_ || table_.strtab_size == 0) return std::nullopt;
-    uint64_t end = referenced_end(), start = align_up(end, 16), size = view_.bytes().size();
-    if (start >= size || size - start < table_.strtab_size) return std::nullopt;
-    const uint8_t* bytes = view_.bytes().data();
-    if (std::memcmp(bytes + start, bytes + table_.strtab_offset, table_.strtab_size) != 0) return std::nullopt;
-    return end;
+    if (!options_.commit_in_elf_header || !with_dynamic_) return std::nullopt;
+    return info_.interrupted_edit_tail;
   }
 
   // The resolution-cache segment of an earlier edit: the last PT_LOAD,

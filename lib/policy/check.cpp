@@ -44,6 +44,11 @@ class Checker {
     check_runpath(info);
     check_dependencies(path, info);
     check_resolution_cache(info);
+    if (info.interrupted_edit_tail)
+      add(CheckRule::InterruptedEdit,
+          fmt::format("{} bytes from offset {:#x} on are the tail of an edit killed before its commit; the file reads "
+                      "as before that edit, and the next edit reclaims them",
+                      info.file_size - *info.interrupted_edit_tail, *info.interrupted_edit_tail));
     if (o_.interpreter && info.interpreter && *info.interpreter != *o_.interpreter)
       add(CheckRule::WrongInterpreter, fmt::format("interpreter is {}, expected {}", *info.interpreter, *o_.interpreter));
   }

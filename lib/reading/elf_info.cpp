@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "reading/dlopen_notes.hpp"
 #include "reading/resolution_cache_note.hpp"
 #include "reading/dynamic_table.hpp"
@@ -34,6 +36,31 @@ Status read_interpreter(const ElfView<E>& view, ElfInfo& info) {
   return {};
 }
 
+// Where the bytes the headers reference end: program and section header
+// tables, segments, sections.
+template <class E>
+uint64_t referenced_end(const ElfView<E>& view) {
+  const auto& eh = view.ehdr();
+  uint64_t end = std::max<uint64_t>(uint64_t(eh.e_phoff) + view.phdrs().size() * sizeof(elf::Phdr<E>),
+                                    uint64_t(eh.e_shoff) + view.shdrs().size() * sizeof(elf::Shdr<E>));
+  for (const auto& ph : view.phdrs()) end = std::max<uint64_t>(end, uint64_t(ph.p_offset) + uint64_t(ph.p_filesz));
+  for (const auto& sh : view.shdrs())
+    if (sh.sh_type != elf::SHT_NOBITS) end = std::max<uint64_t>(end, uint64_t(sh.sh_offset) + uint64_t(sh.sh_size));
+  return end;
+}
+
+// Any other trailing data (a signature, a payload) does not begin with the
+// string table, so it is never taken for an interrupted edit's tail.
+template <class E>
+std::optional<uint64_t> interrupted_edit_tail(const ElfView<E>& view, const DynamicTable<E>& table) {
+  uint64_t end = referenced_end(view), start = (end + 15) / 16 * 16, size = view.size();
+  if (table.strtab_size == 0 || start >= size || size - start < table.strtab_size) return std::nullopt;
+  const uint8_t* copy = view.data_at(start, table.strtab_size);
+  const uint8_t* strings = view.data_at(table.strtab_offset, table.strtab_size);
+  if (!copy || !strings || std::memcmp(copy, strings, table.strtab_size) != 0) return std::nullopt;
+  return end;
+}
+
 template <class E>
 Status read_dynamic_facts(const ElfView<E>& view, ElfInfo& info) {
   RUNPATCH_TRY(auto table, read_dynamic(view));
@@ -42,6 +69,7 @@ Status read_dynamic_facts(const ElfView<E>& view, ElfInfo& info) {
     return {};
   }
   info.has_dynamic = true;
+  info.interrupted_edit_tail = interrupted_edit_tail(view, *table);
   for (size_t i = table->used + 1; i < table->slots.size(); ++i)
     if (table->slots[i].d_tag == elf::DT_NULL) ++info.spare_dynamic_slots;
   for (const auto& d : table->entries()) {

@@ -430,6 +430,9 @@ TEST_F(LibraryCrashSafety, TheEditAfterAnInterruptedOneSucceeds) {
   interrupted.stop_after_writes = 1;
   ASSERT_TRUE(edit_elf_file(lib_, request, interrupted));
   ASSERT_EQ(expect_old_or_new("interrupted", true), CrashState::OldWithUnreferencedTail);
+  EXPECT_EQ(read_elf_info(lib_)->interrupted_edit_tail, original_.size());
+  auto report = test::run_command({RUNPATCH_CLI, "check", lib_.string()}, true);
+  EXPECT_NE(report.output.find("interrupted-edit"), std::string::npos) << report.output;
   ASSERT_TRUE(edit_elf_file(lib_, request));
   EXPECT_EQ(*read_elf_info(lib_)->runpath, new_runpath_);
   EXPECT_EQ(test::run_program(arch_, dir_ / "prog-pie").output, "hello from lib\n");
@@ -440,6 +443,7 @@ TEST_F(LibraryCrashSafety, TheEditAfterAnInterruptedOneSucceeds) {
   const std::string trailer = "~Module signature appended~\n";
   signed_library.insert(signed_library.end(), trailer.begin(), trailer.end());
   test::write_file(lib_, signed_library);
+  EXPECT_FALSE(read_elf_info(lib_)->interrupted_edit_tail);
   ASSERT_TRUE(edit_elf_file(lib_, request));
   auto edited = test::read_file(lib_);
   ASSERT_GT(edited.size(), signed_library.size());
