@@ -70,6 +70,23 @@ int trials_wanted() {
   return 200;
 }
 
+// How long one edit of a fresh copy takes here (median of five: a cold first
+// run would stretch the window past the edit), so that kills spread over all
+// of it; 0 when an edit fails or does not give the intended bytes.
+long median_edit_micros(const fs::path& file, const Bytes& original, const std::string& runpath, const Bytes& intended) {
+  std::vector<long> durations;
+  for (int i = 0; i < 5; ++i) {
+    test::write_file(file, original);
+    auto start = std::chrono::steady_clock::now();
+    if (wait_status(spawn_cli({"set", "--runpath", runpath, file.string()})) != 0) return 0;
+    durations.push_back(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+    if (test::read_file(file) != intended) return 0;
+  }
+  std::sort(durations.begin(), durations.end());
+  return std::max(durations[2], 1L);
+}
+
 // Temporary copies a killed editor may leave next to the file; never the file itself.
 size_t remove_leftovers(const fs::path& dir) {
   size_t n = 0;
@@ -135,19 +152,8 @@ class CrashSafety : public ::testing::Test {
 };
 
 TEST_F(CrashSafety, SigkillAtRandomMomentsLeavesOldOrNewFile) {
-  // How long one edit takes here (median of five: a cold first run would
-  // stretch the window past the edit), so the kills spread over all of it.
-  std::vector<long> durations;
-  for (int i = 0; i < 5; ++i) {
-    test::write_file(file_, original_);
-    auto start = std::chrono::steady_clock::now();
-    ASSERT_EQ(wait_status(spawn_cli({"set", "--runpath", new_runpath_, file_.string()})), 0);
-    durations.push_back(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
-    ASSERT_EQ(test::read_file(file_), intended_);
-  }
-  std::sort(durations.begin(), durations.end());
-  long window = durations[2];
+  long window = median_edit_micros(file_, original_, new_runpath_, intended_);
+  ASSERT_GT(window, 0);
 
   std::mt19937 random(20261122);
   int trials = trials_wanted();
@@ -384,17 +390,8 @@ TEST_F(LibraryCrashSafety, PowerCutAfterAnyPrefixOfTheWritesLeavesOldOrNew) {
 }
 
 TEST_F(LibraryCrashSafety, SigkillAtAThousandMomentsLeavesOldOrNew) {
-  std::vector<long> durations;
-  for (int i = 0; i < 5; ++i) {
-    test::write_file(lib_, original_);
-    auto start = std::chrono::steady_clock::now();
-    ASSERT_EQ(wait_status(spawn_cli({"set", "--runpath", new_runpath_, lib_.string()})), 0);
-    durations.push_back(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
-    ASSERT_EQ(test::read_file(lib_), intended_);
-  }
-  std::sort(durations.begin(), durations.end());
-  long window = durations[2];
+  long window = median_edit_micros(lib_, original_, new_runpath_, intended_);
+  ASSERT_GT(window, 0);
   std::mt19937 random(20261123);
   int trials = std::max(trials_wanted(), 1000);
   std::map<CrashState, int> states;
