@@ -99,6 +99,9 @@ Status locate_gnu_hash(const ElfView<E>& view, uint64_t vaddr, SymbolTables& t) 
   if (t.gnu_buckets == 0 || t.gnu_maskwords == 0 || (t.gnu_maskwords & (t.gnu_maskwords - 1)) != 0)
     return view.error(fmt::format("GNU hash table has {} buckets and {} bloom words (a power of two is needed)",
                                   t.gnu_buckets, t.gnu_maskwords), off);
+  // The second bloom bit is (hash >> shift) % bits: a shift beyond the hash's 32 bits means nothing.
+  if (t.gnu_shift >= 32)
+    return view.error(fmt::format("GNU hash table has a bloom shift of {} (at most 31)", t.gnu_shift), off + 12);
   t.gnu_hash = FileRange{off, 0};
   return {};
 }

@@ -1,5 +1,6 @@
-// Fuzz target: parse -> an edit chosen by the input -> plan -> verify (as the
-// editor does before writing) -> apply the plan in memory -> re-parse. The result must parse, say what was asked, and keep
+// Fuzz target: parse -> an edit chosen by the input (layout for a copy or for
+// one committing write; header fields and symbol renames too) -> plan ->
+// verify (as the editor does before writing) -> apply the plan in memory -> re-parse. The result must parse, say what was asked, and keep
 // every DT_NEEDED of the original; a resolution-cache note asked for must
 // read back as built, one asked away must be gone.
 #include <cstdint>
@@ -40,15 +41,30 @@ FuzzEdit choose_edit(uint8_t selector, uint8_t length) {
   return edit;
 }
 
+// The header fields and renames, chosen by another part of the size.
+void add_header_edits(runpatch::EditRequest& request, unsigned choice) {
+  if (choice % 3 == 1) {
+    request.headers.osabi = 3;
+    request.headers.exec_stack = true;
+    request.headers.no_default_lib = true;
+    request.headers.add_debug_tag = true;
+    request.headers.clear_symbol_version = {"greet"};
+  } else if (choice % 3 == 2) {
+    request.rename_symbols = {{"greet", "greet_fuzz"}, {"printf", "printf_fuzz"}};
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzEdit edit = choose_edit(static_cast<uint8_t>(size % 8), static_cast<uint8_t>(size / 8));
+  add_header_edits(edit.request, unsigned(size / 16));
   std::span<const uint8_t> bytes(data, size);
   const std::string name = "fuzz-input";
   auto before = runpatch::read_elf_info(bytes, name);
   if (!before) return 0;
   runpatch::EditOptions options;
+  options.commit_in_elf_header = options.in_place = (size / 8) % 2 == 1;  // as the editor plans first
   edit.request.resolution_root = "/nonexistent-fuzz-root";
   auto plan = runpatch::visit_elf(bytes, name, [&](const auto& view) {
     return runpatch::plan_edit(view, *before, options, edit.request);
@@ -72,11 +88,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (w.offset > out.size() || w.bytes.size() > out.size() - w.offset) std::abort();  // writes stay inside the new file
     std::memcpy(out.data() + w.offset, w.bytes.data(), w.bytes.size());
   }
+  out.resize(plan->new_size);  // a reclaimed interrupted tail is cut off
   auto after = runpatch::read_elf_info(std::span<const uint8_t>(out), name);
   if (!after) std::abort();                      // the edited file must parse
   if (after->needed != before->needed) std::abort();  // and keep every DT_NEEDED
   if (!edit.runpath.empty() && runpatch::effective_runpath(*after) != edit.runpath) std::abort();
   if (edit.request.soname && after->soname != edit.request.soname) std::abort();
+  if (edit.request.headers.osabi && (after->identity.osabi != 3 || !after->nodeflib())) std::abort();
   using Mode = runpatch::ResolutionCacheMode;
   if (edit.request.resolution_cache == Mode::Remove && after->resolution_cache) std::abort();
   if (edit.request.resolution_cache == Mode::Write) {
