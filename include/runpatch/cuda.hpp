@@ -4,8 +4,10 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "runpatch/elf_info.hpp"
+#include "runpatch/l4t_versions.hpp"
 
 namespace runpatch {
 
@@ -32,5 +34,13 @@ bool is_driver_library(const std::string& name);
 // loads the driver's libcuda.so.1. nullopt when there is none or the file's
 // notes already declare it.
 std::optional<DlopenDependency> undeclared_cuda_dlopen(const ElfInfo& info);
+
+// Whether the file loads the driver's libcuda: a DT_NEEDED libcuda.so*, or one
+// in its dlopen notes.
+bool loads_libcuda(const ElfInfo& info);
+
+// The CUDA release a libcudart name (SONAME or file name) stands for: "13" from
+// libcudart.so.13; only the major is known (libcudart.so.11.0 is every CUDA 11).
+std::optional<CudaVersion> cudart_release(std::string_view name);
 
 }  // namespace runpatch

@@ -57,4 +57,21 @@ std::optional<DlopenDependency> undeclared_cuda_dlopen(const ElfInfo& info) {
   return DlopenDependency{{std::string(kLibcuda)}, "CUDA driver (dlopened by libcudart)", "required"};
 }
 
+bool loads_libcuda(const ElfInfo& info) {
+  auto is_libcuda = [](const std::string& name) { return name.rfind("libcuda.so", 0) == 0; };
+  if (std::any_of(info.needed.begin(), info.needed.end(), is_libcuda)) return true;
+  for (const auto& d : info.dlopen)
+    if (std::any_of(d.sonames.begin(), d.sonames.end(), is_libcuda)) return true;
+  return undeclared_cuda_dlopen(info).has_value();
+}
+
+std::optional<CudaVersion> cudart_release(std::string_view name) {
+  constexpr std::string_view kCudart = "libcudart.so.";
+  if (name.substr(0, kCudart.size()) != kCudart) return std::nullopt;
+  std::string_view rest = name.substr(kCudart.size());
+  auto v = parse_cuda_version(rest.substr(0, rest.find('.')));
+  if (v) v->minor.reset();
+  return v;
+}
+
 }  // namespace runpatch

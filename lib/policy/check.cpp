@@ -24,14 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool uses_libcuda(const ElfInfo& info) {
-  for (const auto& n : info.needed)
-    if (n.rfind("libcuda.so", 0) == 0) return true;
-  for (const auto& d : dlopen_dependencies(info))
-    for (const auto& s : d.sonames)
-      if (s.rfind("libcuda.so", 0) == 0) return true;
-  return false;
-}
 
 
 class Checker {
@@ -168,7 +160,7 @@ class Checker {
     const DependencyTree& by_runpath = runpath_tree ? *runpath_tree : *tree;
     check_rules_nix::unused_entries(by_runpath, o_, adder());
     check_rules_nix::shadowing(*tree, by_runpath, adder());
-    if (uses_libcuda(info)) {
+    if (loads_libcuda(info)) {
       auto entries = split_runpath(effective_runpath(info));
       bool has_driver = std::any_of(entries.begin(), entries.end(), [&](const std::string& e) {
         return std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();

@@ -17,16 +17,6 @@ bool is_driver_dir(const std::vector<std::string>& driver_dirs, const std::strin
   return std::find(driver_dirs.begin(), driver_dirs.end(), entry) != driver_dirs.end();
 }
 
-// "13" from libcudart.so.13 (SONAME or file name); nullopt for anything else.
-std::optional<CudaVersion> cudart_major(std::string_view name) {
-  constexpr std::string_view kCudart = "libcudart.so.";
-  if (name.substr(0, kCudart.size()) != kCudart) return std::nullopt;
-  std::string_view rest = name.substr(kCudart.size());
-  auto v = parse_cuda_version(rest.substr(0, rest.find('.')));
-  if (v) v->minor.reset();  // libcudart.so.11.0 is every CUDA 11: only the major is known
-  return v;
-}
-
 }  // namespace
 
 void compat_entries(const std::vector<std::string>& entries, const std::vector<std::string>& driver_dirs,
@@ -80,7 +70,7 @@ void jetpack_range(const DependencyTree& tree, const JetpackRelease& jetpack, co
   }
   for (size_t i = 0; !release && i < tree.objects.size(); ++i) {
     const auto& o = tree.objects[i];
-    if ((release = cudart_major(o.info->soname ? *o.info->soname : basename_of(o.path)))) evidence = o.path;
+    if ((release = cudart_release(o.info->soname ? *o.info->soname : basename_of(o.path)))) evidence = o.path;
   }
   if (!release || package_set_runs(jetpack, *release)) return;
   add(CheckRule::JetpackCudaRange,
