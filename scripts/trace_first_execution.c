@@ -25,20 +25,20 @@ struct mapping {
 
 /* The executable's mappings: the lowest start is the load base, and only
  * addresses inside them are recorded (not the vDSO, not the stack). */
-static int read_executable_mappings(pid_t pid, struct mapping *out, int max, uint64_t *base) {
+static int read_executable_mappings(pid_t pid, struct mapping* out, int max, uint64_t* base) {
   char path[64], exe[PATH_MAX], line[PATH_MAX + 128];
   snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
   ssize_t n = readlink(path, exe, sizeof exe - 1);
   if (n < 0) return -1;
   exe[n] = '\0';
   snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-  FILE *maps = fopen(path, "r");
+  FILE* maps = fopen(path, "r");
   if (!maps) return -1;
   int count = 0;
   *base = UINT64_MAX;
   while (count < max && fgets(line, sizeof line, maps)) {
     unsigned long long start, end;
-    char *name = strchr(line, '/');
+    char* name = strchr(line, '/');
     if (!name || sscanf(line, "%llx-%llx", &start, &end) != 2) continue;
     name[strcspn(name, "\n")] = '\0';
     if (strcmp(name, exe) != 0) continue;
@@ -49,12 +49,12 @@ static int read_executable_mappings(pid_t pid, struct mapping *out, int max, uin
   return count;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s OUT PROGRAM [ARGS...]\n", argv[0]);
     return 2;
   }
-  FILE *out = fopen(argv[1], "w");
+  FILE* out = fopen(argv[1], "w");
   if (!out) {
     perror(argv[1]);
     return 2;
@@ -81,7 +81,7 @@ int main(int argc, char **argv) {
   uint64_t span = 0;
   for (int i = 0; i < map_count; ++i)
     if (maps[i].end - base > span) span = maps[i].end - base;
-  unsigned char *seen = calloc(span, 1);
+  unsigned char* seen = calloc(span, 1);
   if (!seen) return 2;
 
   for (;;) {

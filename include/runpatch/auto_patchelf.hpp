@@ -18,20 +18,20 @@
 namespace runpatch {
 
 struct AutoPatchelfOptions {
-  std::vector<std::filesystem::path> paths;   // to patch, and indexed first (all outputs)
-  std::vector<std::filesystem::path> libs;    // searched after them (not recursively)
+  std::vector<std::filesystem::path> paths;                // to patch, and indexed first (all outputs)
+  std::vector<std::filesystem::path> libs;                 // searched after them (not recursively)
   std::vector<std::pair<bool, std::string>> search_paths;  // (recursive, dir): after --libs, in order
-  std::vector<std::string> runtime_dependencies;  // first in executables' runpaths
+  std::vector<std::string> runtime_dependencies;           // first in executables' runpaths
   std::vector<std::string> append_rpaths;
-  std::vector<std::string> ignore_missing;    // fnmatch globs on the missing library's file name
-  bool recurse = true;           // false: only the top level of each --paths directory
-  bool keep_libc = false;        // libc's libraries are searched in the index too (and recorded)
-  bool ignore_existing = false;  // the script's --ignore-existing: do not index --paths at all
-  bool origin = false;           // a dependency in the file's own directory becomes $ORIGIN
-  std::optional<std::string> interpreter;  // set on dynamic executables; its machine is the target
-  std::optional<std::string> libc_dir;     // orig-libc + /lib: consulted before the index
-  RunpathPolicy layers;          // compat/driver layers applied in the same write (none: the script's runpath)
-  EditRequest extra;             // further edits (--extra-args), in the same write
+  std::vector<std::string> ignore_missing;  // fnmatch globs on the missing library's file name
+  bool recurse = true;                      // false: only the top level of each --paths directory
+  bool keep_libc = false;                   // libc's libraries are searched in the index too (and recorded)
+  bool ignore_existing = false;             // the script's --ignore-existing: do not index --paths at all
+  bool origin = false;                      // a dependency in the file's own directory becomes $ORIGIN
+  std::optional<std::string> interpreter;   // set on dynamic executables; its machine is the target
+  std::optional<std::string> libc_dir;      // orig-libc + /lib: consulted before the index
+  RunpathPolicy layers;             // compat/driver layers applied in the same write (none: the script's runpath)
+  EditRequest extra;                // further edits (--extra-args), in the same write
   HeaderEditRequest extra_headers;  // --extra-args' header edits (OS ABI, execstack, ...), right after that write
   bool dry_run = false;
   bool in_place = false;  // EditOptions::in_place
@@ -39,10 +39,10 @@ struct AutoPatchelfOptions {
 };
 
 struct AutoPatchedDependency {
-  std::string name;                       // as printed: "libfoo.so.1", or "any(a, b)" when none was found
-  std::optional<std::string> found_dir;   // where the index found it (printed "-> found: DIR")
-  bool satisfied = false;                 // found: in the index, in libc, or as an existing absolute path
-  bool printed = true;                    // libc and absolute dependencies print nothing
+  std::string name;                      // as printed: "libfoo.so.1", or "any(a, b)" when none was found
+  std::optional<std::string> found_dir;  // where the index found it (printed "-> found: DIR")
+  bool satisfied = false;                // found: in the index, in libc, or as an existing absolute path
+  bool printed = true;                   // libc and absolute dependencies print nothing
 };
 
 struct AutoPatchedFile {

@@ -55,34 +55,57 @@ struct RuleInfo {
   std::string_view summary;
 };
 inline constexpr RuleInfo kCheckRules[] = {
-    {CheckRule::UnresolvedNeeded, "unresolved-needed", Severity::Error, "a DT_NEEDED library is not found by the loader's search"},
-    {CheckRule::DriverLibrary, "driver-library", Severity::Info, "needs a library only the NVIDIA driver provides (the toolkit has a stub)"},
-    {CheckRule::DriverDirMissing, "driver-dir-missing", Severity::Error, "needs or dlopens libcuda.so.1 but the driver directory is not in the runpath"},
-    {CheckRule::CompatAfterDriver, "compat-after-driver", Severity::Error, "a cuda_compat directory comes after the driver directory"},
-    {CheckRule::StubsEntry, "stubs-entry", Severity::Error, "a stubs directory is in the runpath: the link-time stub would load at run time"},
-    {CheckRule::ForbiddenPrefix, "forbidden-prefix", Severity::Error, "a runpath entry points into the build directory or another forbidden prefix"},
-    {CheckRule::RelativeEntry, "relative-entry", Severity::Error, "an empty or relative runpath entry resolves against the current directory"},
-    {CheckRule::WorldWritable, "world-writable", Severity::Error, "a runpath directory is writable by everyone: anyone can plant a library"},
+    {CheckRule::UnresolvedNeeded, "unresolved-needed", Severity::Error,
+     "a DT_NEEDED library is not found by the loader's search"},
+    {CheckRule::DriverLibrary, "driver-library", Severity::Info,
+     "needs a library only the NVIDIA driver provides (the toolkit has a stub)"},
+    {CheckRule::DriverDirMissing, "driver-dir-missing", Severity::Error,
+     "needs or dlopens libcuda.so.1 but the driver directory is not in the runpath"},
+    {CheckRule::CompatAfterDriver, "compat-after-driver", Severity::Error,
+     "a cuda_compat directory comes after the driver directory"},
+    {CheckRule::StubsEntry, "stubs-entry", Severity::Error,
+     "a stubs directory is in the runpath: the link-time stub would load at run time"},
+    {CheckRule::ForbiddenPrefix, "forbidden-prefix", Severity::Error,
+     "a runpath entry points into the build directory or another forbidden prefix"},
+    {CheckRule::RelativeEntry, "relative-entry", Severity::Error,
+     "an empty or relative runpath entry resolves against the current directory"},
+    {CheckRule::WorldWritable, "world-writable", Severity::Error,
+     "a runpath directory is writable by everyone: anyone can plant a library"},
     {CheckRule::MissingEntry, "missing-entry", Severity::Warning, "a runpath directory does not exist"},
     {CheckRule::DuplicateEntry, "duplicate-entry", Severity::Warning, "a runpath entry appears more than once"},
-    {CheckRule::RpathNotRunpath, "rpath-not-runpath", Severity::Warning, "DT_RPATH is used where DT_RUNPATH is expected"},
-    {CheckRule::WrongInterpreter, "wrong-interpreter", Severity::Error, "an executable's interpreter is not the expected one"},
-    {CheckRule::ForeignMachine, "foreign-machine", Severity::Warning, "the file's class or machine differs from the rest of the tree"},
-    {CheckRule::CudaVersionMix, "cuda-version-mix", Severity::Error, "the resolved closure mixes CUDA versions: two SONAME majors of one library, or two CUDA package sets"},
-    {CheckRule::ClosureBloat, "closure-bloat", Severity::Warning, "a runpath entry points into a -dev/-static/-doc output, the monolithic cudatoolkit or a compiler"},
-    {CheckRule::UnusedEntry, "unused-entry", Severity::Info, "a runpath entry resolves nothing (what --shrink-rpath would drop) and keeps its store path alive"},
-    {CheckRule::LdLibraryPathShadowing, "ld-library-path-shadowing", Severity::Warning, "LD_LIBRARY_PATH overrides the library the runpath would load"},
-    {CheckRule::RuntimeStub, "runtime-stub", Severity::Error, "the toolkit's libcuda stub is resolvable from a runtime runpath entry"},
-    {CheckRule::StaleLdcache, "stale-ldcache", Severity::Error, "the resolution-cache note (.note.nixos.ldcache) no longer says what the runpath resolves"},
-    {CheckRule::CompatNeedsDriver, "compat-needs-driver", Severity::Error, "cuda_compat's libcuda cannot reach the driver's libnvrm_* libraries: no driver directory behind the compat directory, or none in its own runpath"},
-    {CheckRule::JetpackCudaRange, "jetpack-cuda-range", Severity::Error, "with --jetpack: the package set's CUDA release is outside the JetPack's native CUDA and cuda_compat range"},
-    {CheckRule::InterruptedEdit, "interrupted-edit", Severity::Warning, "unreferenced bytes past the end: the tail of an edit killed before its commit (the next edit reclaims them)"},
+    {CheckRule::RpathNotRunpath, "rpath-not-runpath", Severity::Warning,
+     "DT_RPATH is used where DT_RUNPATH is expected"},
+    {CheckRule::WrongInterpreter, "wrong-interpreter", Severity::Error,
+     "an executable's interpreter is not the expected one"},
+    {CheckRule::ForeignMachine, "foreign-machine", Severity::Warning,
+     "the file's class or machine differs from the rest of the tree"},
+    {CheckRule::CudaVersionMix, "cuda-version-mix", Severity::Error,
+     "the resolved closure mixes CUDA versions: two SONAME majors of one library, or two CUDA package sets"},
+    {CheckRule::ClosureBloat, "closure-bloat", Severity::Warning,
+     "a runpath entry points into a -dev/-static/-doc output, the monolithic cudatoolkit or a compiler"},
+    {CheckRule::UnusedEntry, "unused-entry", Severity::Info,
+     "a runpath entry resolves nothing (what --shrink-rpath would drop) and keeps its store path alive"},
+    {CheckRule::LdLibraryPathShadowing, "ld-library-path-shadowing", Severity::Warning,
+     "LD_LIBRARY_PATH overrides the library the runpath would load"},
+    {CheckRule::RuntimeStub, "runtime-stub", Severity::Error,
+     "the toolkit's libcuda stub is resolvable from a runtime runpath entry"},
+    {CheckRule::StaleLdcache, "stale-ldcache", Severity::Error,
+     "the resolution-cache note (.note.nixos.ldcache) no longer says what the runpath resolves"},
+    {CheckRule::CompatNeedsDriver, "compat-needs-driver", Severity::Error,
+     "cuda_compat's libcuda cannot reach the driver's libnvrm_* libraries: no driver directory behind the compat "
+     "directory, or none in its own runpath"},
+    {CheckRule::JetpackCudaRange, "jetpack-cuda-range", Severity::Error,
+     "with --jetpack: the package set's CUDA release is outside the JetPack's native CUDA and cuda_compat range"},
+    {CheckRule::InterruptedEdit, "interrupted-edit", Severity::Warning,
+     "unreferenced bytes past the end: the tail of an edit killed before its commit (the next edit reclaims them)"},
 };
-static_assert([] {
-  for (size_t i = 0; i < std::size(kCheckRules); ++i)
-    if (kCheckRules[i].rule != CheckRule(i)) return false;
-  return true;
-}(), "kCheckRules is indexed by CheckRule");
+static_assert(
+    [] {
+      for (size_t i = 0; i < std::size(kCheckRules); ++i)
+        if (kCheckRules[i].rule != CheckRule(i)) return false;
+      return true;
+    }(),
+    "kCheckRules is indexed by CheckRule");
 
 inline std::span<const RuleInfo> check_rules() { return kCheckRules; }
 inline const RuleInfo& rule_info(CheckRule rule) { return kCheckRules[size_t(rule)]; }
@@ -97,22 +120,22 @@ struct Finding {
 };
 
 struct CheckOptions {
-  SearchEnvironment env;                       // how dependencies resolve
-  std::vector<std::string> forbidden_prefixes; // e.g. the build dir; $TMPDIR is added by the CLI
+  SearchEnvironment env;                        // how dependencies resolve
+  std::vector<std::string> forbidden_prefixes;  // e.g. the build dir; $TMPDIR is added by the CLI
   std::vector<std::string> driver_dirs = {kDefaultDriverDir};
-  std::optional<std::string> interpreter;      // wrong-interpreter: executables must use this one
-  bool require_runpath = false;                // rpath-not-runpath becomes an error
-  const JetpackRelease* jetpack = nullptr;     // jetpack-cuda-range: the target's row (find_jetpack)
-  std::set<std::string> disabled;              // rule ids turned off
+  std::optional<std::string> interpreter;   // wrong-interpreter: executables must use this one
+  bool require_runpath = false;             // rpath-not-runpath becomes an error
+  const JetpackRelease* jetpack = nullptr;  // jetpack-cuda-range: the target's row (find_jetpack)
+  std::set<std::string> disabled;           // rule ids turned off
   unsigned threads = 0;
   // Called from worker threads as files finish (done, total); may be null.
   std::function<void(size_t, size_t)> progress;
 };
 
 struct CheckReport {
-  std::vector<std::string> files;   // every dynamically linked ELF file checked, sorted
-  std::vector<Finding> findings;    // grouped by file, in file order
-  std::vector<Error> problems;      // unreadable inputs
+  std::vector<std::string> files;              // every dynamically linked ELF file checked, sorted
+  std::vector<Finding> findings;               // grouped by file, in file order
+  std::vector<Error> problems;                 // unreadable inputs
   std::map<std::string, LoaderModel> loaders;  // by file: whose rules resolved it
   bool any_at_least(Severity s) const;
 };

@@ -16,13 +16,13 @@ namespace runpatch {
 
 // What says a host is a Jetson, whose GPU driver is part of L4T (docs/doctor.md, "Jetson").
 struct L4tFacts {
-  std::vector<std::string> evidence;   // "nvgpu kernel module", "/etc/nv_tegra_release", "device tree nvidia,tegra234"
-  std::optional<L4tVersion> release;   // from <root>/etc/nv_tegra_release ("# R36 (release), REVISION: 4.4, ...")
-  std::string release_source;          // the file it was read from
-  std::string release_problem;         // why the release is unknown, when it is
-  std::string soc;                     // "tegra234", from the device tree's compatible strings; "" when unknown
-  bool nvgpu = false;                  // the nvgpu kernel module (JetPack 5 and 6) is loaded
-  L4tMatch jetpack;                    // the release's row of the JetPack table
+  std::vector<std::string> evidence;  // "nvgpu kernel module", "/etc/nv_tegra_release", "device tree nvidia,tegra234"
+  std::optional<L4tVersion> release;  // from <root>/etc/nv_tegra_release ("# R36 (release), REVISION: 4.4, ...")
+  std::string release_source;         // the file it was read from
+  std::string release_problem;        // why the release is unknown, when it is
+  std::string soc;                    // "tegra234", from the device tree's compatible strings; "" when unknown
+  bool nvgpu = false;                 // the nvgpu kernel module (JetPack 5 and 6) is loaded
+  L4tMatch jetpack;                   // the release's row of the JetPack table
 };
 
 // Reads <proc_root>/proc/modules, <proc_root>/sys/module/nvgpu, the device
@@ -60,39 +60,39 @@ struct LibcudaCandidate {
 
 enum class DoctorVerdict {
   Ok,
-  CompatOlderThanDriver,   // CUDA fails with error 803 (unsupported driver/compat combination)
-  CompatUnsupportedGpu,    // forward compatibility refused on this GPU class (error 804)
-  DriverLibraryMismatch,   // the user-space libcuda is not the kernel driver's version
-  NoLibcuda,               // nothing found: CUDA calls fail with "no CUDA-capable device"/"driver not found"
-  StubLibcuda,             // the stub: every call fails
-  NoKernelDriver,          // no NVIDIA driver loaded on this machine
+  CompatOlderThanDriver,  // CUDA fails with error 803 (unsupported driver/compat combination)
+  CompatUnsupportedGpu,   // forward compatibility refused on this GPU class (error 804)
+  DriverLibraryMismatch,  // the user-space libcuda is not the kernel driver's version
+  NoLibcuda,              // nothing found: CUDA calls fail with "no CUDA-capable device"/"driver not found"
+  StubLibcuda,            // the stub: every call fails
+  NoKernelDriver,         // no NVIDIA driver loaded on this machine
   // On an L4T host (Jetson):
-  CompatOutsideRange,      // cuda_compat's CUDA release is outside the JetPack's compat range (or it has none)
-  CompatDepsUnreachable,   // cuda_compat's libcuda cannot find its own dependencies (libnvrm_mem, libnvrm_gpu)
-  L4tLibraryMismatch,      // the driver's libcuda comes from another L4T release than the host runs
+  CompatOutsideRange,     // cuda_compat's CUDA release is outside the JetPack's compat range (or it has none)
+  CompatDepsUnreachable,  // cuda_compat's libcuda cannot find its own dependencies (libnvrm_mem, libnvrm_gpu)
+  L4tLibraryMismatch,     // the driver's libcuda comes from another L4T release than the host runs
 };
 std::string verdict_name(DoctorVerdict verdict);  // "ok", "compat-older-than-driver", ...
 
 // One object that loads libcuda.so.1 (by DT_NEEDED or dlopen) within a file's tree.
 struct LibcudaLoad {
-  std::string loader;                        // the object whose search finds it
-  std::string how;                           // "DT_NEEDED", "dlopen by libcudart", "dlopen by the static CUDA runtime"
-  std::optional<LibcudaCandidate> chosen;    // what the loader picks
-  std::vector<LibcudaCandidate> shadowed;    // later candidates the choice hides
+  std::string loader;                      // the object whose search finds it
+  std::string how;                         // "DT_NEEDED", "dlopen by libcudart", "dlopen by the static CUDA runtime"
+  std::optional<LibcudaCandidate> chosen;  // what the loader picks
+  std::vector<LibcudaCandidate> shadowed;  // later candidates the choice hides
   DoctorVerdict verdict = DoctorVerdict::Ok;
-  std::string explanation;                   // why, in one sentence
-  std::string fix;                           // what to do, empty when ok
+  std::string explanation;  // why, in one sentence
+  std::string fix;          // what to do, empty when ok
 };
 
 struct DoctorReport {
   std::string file;
-  bool uses_cuda = false;           // something in its tree loads libcuda.so.1
-  std::vector<LibcudaLoad> loads;   // one per loader; usually libcudart's dlopen
+  bool uses_cuda = false;          // something in its tree loads libcuda.so.1
+  std::vector<LibcudaLoad> loads;  // one per loader; usually libcudart's dlopen
   bool ok() const;
 };
 
 struct DoctorOptions {
-  SearchEnvironment env;            // the loader's environment on this machine
+  SearchEnvironment env;  // the loader's environment on this machine
   std::filesystem::path proc_root = "/";
 };
 

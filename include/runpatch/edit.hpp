@@ -40,9 +40,9 @@ enum class ResolutionCacheMode {
 // --no-default-lib, --add-debug-tag, --clear-symbol-version).
 struct HeaderEditRequest {
   std::optional<uint8_t> osabi;
-  std::optional<bool> exec_stack;  // true: set PF_X, false: clear it
-  bool no_default_lib = false;     // DF_1_NODEFLIB in DT_FLAGS_1
-  bool add_debug_tag = false;      // a DT_DEBUG entry
+  std::optional<bool> exec_stack;                 // true: set PF_X, false: clear it
+  bool no_default_lib = false;                    // DF_1_NODEFLIB in DT_FLAGS_1
+  bool add_debug_tag = false;                     // a DT_DEBUG entry
   std::vector<std::string> clear_symbol_version;  // their .gnu.version entries become VER_NDX_GLOBAL
 
   bool empty() const {
@@ -51,11 +51,11 @@ struct HeaderEditRequest {
 };
 
 struct EditRequest {
-  RunpathUpdate runpath;       // null: leave the runpath alone
-  bool force_rpath = false;    // write DT_RPATH (patchelf --force-rpath); default writes DT_RUNPATH
+  RunpathUpdate runpath;     // null: leave the runpath alone
+  bool force_rpath = false;  // write DT_RPATH (patchelf --force-rpath); default writes DT_RUNPATH
   std::optional<std::string> interpreter;
   std::optional<std::string> soname;
-  std::vector<std::string> add_needed;     // inserted first, in this order
+  std::vector<std::string> add_needed;  // inserted first, in this order
   std::vector<std::string> remove_needed;
   std::vector<std::pair<std::string, std::string>> replace_needed;  // old -> new
   // Dynamic symbols renamed old -> new (patchelf --rename-dynamic-symbols);

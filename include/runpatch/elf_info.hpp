@@ -62,26 +62,26 @@ struct ElfInfo {
   uint16_t type = 0;  // e_type
   uint64_t file_size = 0;
   uint64_t phnum = 0;
-  uint64_t shnum = 0;  // 0 when the file has no section headers
+  uint64_t shnum = 0;      // 0 when the file has no section headers
   uint64_t code_size = 0;  // bytes of executable PT_LOAD segments (a stub library has almost none)
 
-  std::optional<std::string> interpreter;  // PT_INTERP
-  bool has_dynamic = false;                // PT_DYNAMIC present, with contents in the file
-  bool debug_only = false;                 // PT_DYNAMIC without contents: separate debug info
-  std::vector<std::string> needed;         // DT_NEEDED, in order
-  std::optional<std::string> runpath;      // DT_RUNPATH (first one; see duplicate_tags)
-  std::optional<std::string> rpath;        // DT_RPATH
-  std::optional<std::string> soname;       // DT_SONAME
-  uint64_t flags = 0;                      // DT_FLAGS
-  uint64_t flags_1 = 0;                    // DT_FLAGS_1
-  uint64_t spare_dynamic_slots = 0;        // DT_NULL entries beyond the terminator
-  std::vector<std::string> duplicate_tags; // e.g. "DT_RUNPATH" appearing twice
+  std::optional<std::string> interpreter;   // PT_INTERP
+  bool has_dynamic = false;                 // PT_DYNAMIC present, with contents in the file
+  bool debug_only = false;                  // PT_DYNAMIC without contents: separate debug info
+  std::vector<std::string> needed;          // DT_NEEDED, in order
+  std::optional<std::string> runpath;       // DT_RUNPATH (first one; see duplicate_tags)
+  std::optional<std::string> rpath;         // DT_RPATH
+  std::optional<std::string> soname;        // DT_SONAME
+  uint64_t flags = 0;                       // DT_FLAGS
+  uint64_t flags_1 = 0;                     // DT_FLAGS_1
+  uint64_t spare_dynamic_slots = 0;         // DT_NULL entries beyond the terminator
+  std::vector<std::string> duplicate_tags;  // e.g. "DT_RUNPATH" appearing twice
   // Where the tail of an edit killed before its commit begins: bytes past
   // everything the headers reference that start (16-aligned) with a copy of
   // the whole dynamic string table, as every runpatch tail does. Nothing
   // references them; the next edit reclaims them (docs/editing.md §4).
   std::optional<uint64_t> interrupted_edit_tail;
-  std::vector<DlopenDependency> dlopen;    // FDO .note.dlopen entries
+  std::vector<DlopenDependency> dlopen;                 // FDO .note.dlopen entries
   std::optional<ResolutionCacheNote> resolution_cache;  // NixOS .note.nixos.ldcache
 
   bool is_static() const { return !has_dynamic; }

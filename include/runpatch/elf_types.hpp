@@ -26,14 +26,16 @@ struct Field {
   }
 
  private:
-  static constexpr bool needs_swap() {
-    return BigEndian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
-  }
+  static constexpr bool needs_swap() { return BigEndian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__); }
   static T swap(T v) {
-    if constexpr (sizeof(T) == 1) return v;
-    else if constexpr (sizeof(T) == 2) return __builtin_bswap16(v);
-    else if constexpr (sizeof(T) == 4) return __builtin_bswap32(v);
-    else return __builtin_bswap64(v);
+    if constexpr (sizeof(T) == 1)
+      return v;
+    else if constexpr (sizeof(T) == 2)
+      return __builtin_bswap16(v);
+    else if constexpr (sizeof(T) == 4)
+      return __builtin_bswap32(v);
+    else
+      return __builtin_bswap64(v);
   }
 };
 
@@ -196,10 +198,10 @@ inline constexpr int EI_CLASS = 4, EI_DATA = 5, EI_VERSION = 6, EI_OSABI = 7, EI
 inline constexpr uint8_t ELFCLASS32 = 1, ELFCLASS64 = 2;
 inline constexpr uint8_t ELFDATA2LSB = 1, ELFDATA2MSB = 2;
 // EI_OSABI
-inline constexpr uint8_t ELFOSABI_SYSV = 0, ELFOSABI_HPUX = 1, ELFOSABI_NETBSD = 2, ELFOSABI_GNU = 3,
-                         ELFOSABI_HURD = 4, ELFOSABI_SOLARIS = 6, ELFOSABI_AIX = 7, ELFOSABI_IRIX = 8,
-                         ELFOSABI_FREEBSD = 9, ELFOSABI_TRU64 = 10, ELFOSABI_MODESTO = 11, ELFOSABI_OPENBSD = 12,
-                         ELFOSABI_OPENVMS = 13, ELFOSABI_ARM = 97, ELFOSABI_STANDALONE = 255;
+inline constexpr uint8_t ELFOSABI_SYSV = 0, ELFOSABI_HPUX = 1, ELFOSABI_NETBSD = 2, ELFOSABI_GNU = 3, ELFOSABI_HURD = 4,
+                         ELFOSABI_SOLARIS = 6, ELFOSABI_AIX = 7, ELFOSABI_IRIX = 8, ELFOSABI_FREEBSD = 9,
+                         ELFOSABI_TRU64 = 10, ELFOSABI_MODESTO = 11, ELFOSABI_OPENBSD = 12, ELFOSABI_OPENVMS = 13,
+                         ELFOSABI_ARM = 97, ELFOSABI_STANDALONE = 255;
 
 // e_type
 inline constexpr uint16_t ET_NONE = 0, ET_REL = 1, ET_EXEC = 2, ET_DYN = 3, ET_CORE = 4;
@@ -209,22 +211,21 @@ inline constexpr uint16_t PN_XNUM = 0xffff;
 inline constexpr uint16_t SHN_UNDEF = 0, SHN_XINDEX = 0xffff;
 
 // p_type
-inline constexpr uint32_t PT_NULL = 0, PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_NOTE = 4,
-                          PT_SHLIB = 5, PT_PHDR = 6, PT_TLS = 7;
-inline constexpr uint32_t PT_GNU_EH_FRAME = 0x6474e550, PT_GNU_STACK = 0x6474e551,
-                          PT_GNU_RELRO = 0x6474e552, PT_GNU_PROPERTY = 0x6474e553;
+inline constexpr uint32_t PT_NULL = 0, PT_LOAD = 1, PT_DYNAMIC = 2, PT_INTERP = 3, PT_NOTE = 4, PT_SHLIB = 5,
+                          PT_PHDR = 6, PT_TLS = 7;
+inline constexpr uint32_t PT_GNU_EH_FRAME = 0x6474e550, PT_GNU_STACK = 0x6474e551, PT_GNU_RELRO = 0x6474e552,
+                          PT_GNU_PROPERTY = 0x6474e553;
 inline constexpr uint32_t PF_X = 1, PF_W = 2, PF_R = 4;
 
 // sh_type
-inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_DYNAMIC = 6,
-                          SHT_NOTE = 7, SHT_NOBITS = 8, SHT_DYNSYM = 11, SHT_GNU_VERSYM = 0x6fffffff;
+inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_DYNAMIC = 6, SHT_NOTE = 7,
+                          SHT_NOBITS = 8, SHT_DYNSYM = 11, SHT_GNU_VERSYM = 0x6fffffff;
 inline constexpr uint64_t SHF_WRITE = 1, SHF_ALLOC = 2;
 inline constexpr uint32_t SHN_LORESERVE = 0xff00;
 
 // d_tag
-inline constexpr uint64_t DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_STRSZ = 10,
-                          DT_SONAME = 14, DT_RPATH = 15, DT_DEBUG = 21, DT_RUNPATH = 29,
-                          DT_FLAGS = 30, DT_FLAGS_1 = 0x6ffffffb,
+inline constexpr uint64_t DT_NULL = 0, DT_NEEDED = 1, DT_STRTAB = 5, DT_STRSZ = 10, DT_SONAME = 14, DT_RPATH = 15,
+                          DT_DEBUG = 21, DT_RUNPATH = 29, DT_FLAGS = 30, DT_FLAGS_1 = 0x6ffffffb,
                           DT_MIPS_RLD_MAP_REL = 0x70000035;  // relative to the entry's own address
 // Tables the dynamic section points at, and string-valued tags beyond the common ones.
 inline constexpr uint64_t DT_HASH = 4, DT_SYMTAB = 6, DT_RELA = 7, DT_SYMENT = 11, DT_REL = 17, DT_JMPREL = 23,
@@ -234,20 +235,19 @@ inline constexpr uint64_t DT_HASH = 4, DT_SYMTAB = 6, DT_RELA = 7, DT_SYMENT = 1
                           DT_AUXILIARY = 0x7ffffffd, DT_USED = 0x7ffffffe, DT_FILTER = 0x7fffffff;
 // The tables the loader finds only through their dynamic entry (so an editor
 // may move one: a copy and a new address in its entry).
-inline constexpr uint64_t kTablesFoundThroughDynamic[] = {DT_GNU_HASH, DT_HASH,   DT_SYMTAB,
+inline constexpr uint64_t kTablesFoundThroughDynamic[] = {DT_GNU_HASH, DT_HASH,    DT_SYMTAB,
                                                           DT_VERSYM,   DT_VERNEED, DT_VERDEF};
 inline constexpr uint8_t STT_SECTION = 3;
 inline constexpr uint64_t DF_ORIGIN = 0x1;
 inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_GROUP = 0x4, DF_1_NODELETE = 0x8,
                           DF_1_LOADFLTR = 0x10, DF_1_INITFIRST = 0x20, DF_1_NOOPEN = 0x40, DF_1_ORIGIN = 0x80,
-                          DF_1_DIRECT = 0x100, DF_1_INTERPOSE = 0x400, DF_1_NODEFLIB = 0x800,
-                          DF_1_NODUMP = 0x1000, DF_1_PIE = 0x08000000;
+                          DF_1_DIRECT = 0x100, DF_1_INTERPOSE = 0x400, DF_1_NODEFLIB = 0x800, DF_1_NODUMP = 0x1000,
+                          DF_1_PIE = 0x08000000;
 // .gnu.version entries: 1 is the unversioned global definition.
 inline constexpr uint16_t VER_NDX_LOCAL = 0, VER_NDX_GLOBAL = 1;
 
 // e_machine values we name; any other value is still handled.
-inline constexpr uint16_t EM_386 = 3, EM_PPC = 20, EM_PPC64 = 21, EM_S390 = 22, EM_ARM = 40,
-                          EM_X86_64 = 62, EM_AARCH64 = 183, EM_RISCV = 243, EM_MIPS = 8,
-                          EM_SPARCV9 = 43, EM_LOONGARCH = 258;
+inline constexpr uint16_t EM_386 = 3, EM_PPC = 20, EM_PPC64 = 21, EM_S390 = 22, EM_ARM = 40, EM_X86_64 = 62,
+                          EM_AARCH64 = 183, EM_RISCV = 243, EM_MIPS = 8, EM_SPARCV9 = 43, EM_LOONGARCH = 258;
 
 }  // namespace runpatch::elf

@@ -66,15 +66,14 @@ using Status = Expected<void>;
 #define RUNPATCH_CONCAT(a, b) RUNPATCH_CONCAT_INNER(a, b)
 
 // RUNPATCH_TRY(auto x, expr): binds the value of expr or returns its error.
-#define RUNPATCH_TRY(decl, expr)                                        \
-  auto RUNPATCH_CONCAT(runpatch_try_, __LINE__) = (expr);               \
-  if (!RUNPATCH_CONCAT(runpatch_try_, __LINE__))                        \
-    return RUNPATCH_CONCAT(runpatch_try_, __LINE__).error();            \
+#define RUNPATCH_TRY(decl, expr)                                                                          \
+  auto RUNPATCH_CONCAT(runpatch_try_, __LINE__) = (expr);                                                 \
+  if (!RUNPATCH_CONCAT(runpatch_try_, __LINE__)) return RUNPATCH_CONCAT(runpatch_try_, __LINE__).error(); \
   decl = std::move(*RUNPATCH_CONCAT(runpatch_try_, __LINE__))
 
 // RUNPATCH_CHECK(expr): returns the error of a failed Status.
-#define RUNPATCH_CHECK(expr)                                            \
-  do {                                                                  \
-    auto runpatch_status_ = (expr);                                     \
-    if (!runpatch_status_) return runpatch_status_.error();             \
+#define RUNPATCH_CHECK(expr)                                \
+  do {                                                      \
+    auto runpatch_status_ = (expr);                         \
+    if (!runpatch_status_) return runpatch_status_.error(); \
   } while (0)

@@ -26,7 +26,7 @@ struct L4tVersion {
   friend constexpr bool operator==(const L4tVersion&, const L4tVersion&) = default;
 };
 std::optional<L4tVersion> parse_l4t_version(std::string_view text);  // "36.4.4", "R36.4.4", "36.4"
-std::string l4t_version_text(const L4tVersion& v);                  // "36.4.4"
+std::string l4t_version_text(const L4tVersion& v);                   // "36.4.4"
 
 struct JetpackRelease {
   std::string_view jetpack;                // "6.2.1"

@@ -15,9 +15,9 @@
 namespace runpatch {
 
 struct CacheEntry {
-  std::string name;  // the SONAME / file name looked up
-  std::string path;  // where it is
-  int32_t flags = 0; // FLAG_ELF_LIBC6 | architecture bits
+  std::string name;   // the SONAME / file name looked up
+  std::string path;   // where it is
+  int32_t flags = 0;  // FLAG_ELF_LIBC6 | architecture bits
   uint64_t hwcap = 0;
 };
 
@@ -49,6 +49,7 @@ class LdSoCache {
 };
 
 // The directories an ld.so.conf names, following `include` globs (relative to root).
-std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root, const std::string& conf = "/etc/ld.so.conf");
+std::vector<std::string> read_ld_so_conf(const std::filesystem::path& root,
+                                         const std::string& conf = "/etc/ld.so.conf");
 
 }  // namespace runpatch

@@ -36,7 +36,7 @@ struct LoaderModel {
   // Default directories (loader view). Empty for the host glibc: asked of the
   // host loader or derived from the machine when first needed.
   std::vector<std::string> default_dirs;
-  std::string default_dirs_source;  // e.g. "/etc/ld-musl-x86_64.path", "the interpreter's directory"
+  std::string default_dirs_source;           // e.g. "/etc/ld-musl-x86_64.path", "the interpreter's directory"
   bool reads_resolution_cache_note = false;  // .note.nixos.ldcache (Nixpkgs' loader patch)
 
   // One line: "loader: nix glibc /nix/store/…/ld-linux-x86-64.so.2 (PT_INTERP); no ld.so.cache; default path …".

@@ -18,16 +18,16 @@
 namespace runpatch {
 
 struct RunpathPolicy {
-  std::vector<std::string> compat_dirs;    // cuda_compat: ahead of the driver
-  bool driver = false;                     // add the driver layer
+  std::vector<std::string> compat_dirs;  // cuda_compat: ahead of the driver
+  bool driver = false;                   // add the driver layer
   std::vector<std::string> driver_dirs = {kDefaultDriverDir};
   std::vector<std::string> resolved_dirs;  // directories that resolve DT_NEEDED (auto-patchelf)
   bool keep_existing = true;               // keep the file's current entries (after the layers)
   std::vector<std::string> append;
   std::vector<std::string> forbidden_prefixes;  // e.g. the build directory, $TMPDIR
-  bool drop_stubs = true;                  // never keep a .../stubs directory
-  bool keep_origin = true;                 // keep $ORIGIN entries
-  bool force_rpath = false;                // write DT_RPATH instead of DT_RUNPATH
+  bool drop_stubs = true;                       // never keep a .../stubs directory
+  bool keep_origin = true;                      // keep $ORIGIN entries
+  bool force_rpath = false;                     // write DT_RPATH instead of DT_RUNPATH
 
   // Fields of a JSON policy file (docs/policies.md): unknown keys are errors.
   static Expected<RunpathPolicy> from_json_file(const std::filesystem::path& path);
@@ -49,7 +49,7 @@ struct PolicyFileOutcome {
   std::string path;
   Status status = Status::Unchanged;
   std::string old_runpath, new_runpath;
-  std::string error;  // for Failed
+  std::string error;                  // for Failed
   std::vector<std::string> warnings;  // e.g. why no resolution cache was written
 };
 
@@ -66,9 +66,9 @@ struct ApplyOptions {
   bool dry_run = false;   // compute the outcome, write nothing
   unsigned threads = 0;   // 0: one per core
   bool in_place = false;  // EditOptions::in_place: speed instead of atomic replacement
-  std::function<void(size_t done, size_t total)> progress;  // called from worker threads as files finish
+  std::function<void(size_t done, size_t total)> progress;              // called from worker threads as files finish
   ResolutionCacheMode resolution_cache = ResolutionCacheMode::Refresh;  // EditRequest::resolution_cache
-  bool atomic_copy = false;  // EditOptions::atomic_copy
+  bool atomic_copy = false;                                             // EditOptions::atomic_copy
 };
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
                                 const ApplyOptions& options = {});

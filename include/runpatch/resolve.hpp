@@ -20,17 +20,17 @@ struct SearchEnvironment {
   // Every absolute path (runpaths, cache entries, default dirs) is looked up
   // under root; results are reported as the loader would see them (without root).
   std::filesystem::path root = "/";
-  std::vector<std::string> ld_library_path;     // already split; empty: unset
+  std::vector<std::string> ld_library_path;  // already split; empty: unset
   // The cache a glibc model reads instead of its own (host: <root>/etc/ld.so.cache;
   // Nixpkgs: <glibc prefix>/etc/ld.so.cache if there is one); musl reads none.
   std::optional<std::filesystem::path> ld_so_cache;
   // Whose rules apply: by default each file's PT_INTERP decides (loader_model.hpp).
   LoaderChoice loader;
   std::optional<std::vector<std::string>> default_dirs;  // host glibc; default: derived from the machine
-  std::vector<std::string> hwcaps_subdirs;      // glibc-hwcaps subdirectories, best first
-  std::string platform;                         // $PLATFORM; default: from the machine
-  std::string lib;                              // $LIB; default: from the machine
-  std::vector<std::string> preload;             // LD_PRELOAD / ld.so.preload names or paths
+  std::vector<std::string> hwcaps_subdirs;               // glibc-hwcaps subdirectories, best first
+  std::string platform;                                  // $PLATFORM; default: from the machine
+  std::string lib;                                       // $LIB; default: from the machine
+  std::vector<std::string> preload;                      // LD_PRELOAD / ld.so.preload names or paths
   // Fill default_dirs, hwcaps_subdirs, platform and lib from the host's
   // `ld.so --list-diagnostics` the first time one of them is needed.
   bool ask_host_loader = false;
@@ -55,11 +55,11 @@ struct SearchEnvironment {
 };
 
 enum class FoundVia {
-  AlreadyLoaded,   // a loaded object's SONAME (or name) matched
-  DirectPath,      // the name holds a slash
-  Rpath,           // DT_RPATH of the loader or one of its loaders
+  AlreadyLoaded,  // a loaded object's SONAME (or name) matched
+  DirectPath,     // the name holds a slash
+  Rpath,          // DT_RPATH of the loader or one of its loaders
   LdLibraryPath,
-  Runpath,         // DT_RUNPATH of the loader
+  Runpath,  // DT_RUNPATH of the loader
   LdSoCache,
   DefaultDirs,
   NotFound,
@@ -69,7 +69,7 @@ std::string found_via_name(FoundVia via);
 // What one open the loader would try came to.
 enum class AttemptOutcome {
   Found,
-  AlsoFound,            // a later candidate (SearchEnvironment::every_candidate)
+  AlsoFound,  // a later candidate (SearchEnvironment::every_candidate)
   NoSuchFile,
   NotLoadable,          // detail: what the reader found wrong
   WrongClassOrMachine,  // detail: the candidate's class and machine
@@ -90,23 +90,23 @@ struct Resolution {
   std::string name;                 // as written in DT_NEEDED
   std::optional<std::string> path;  // the file the loader maps
   FoundVia via = FoundVia::NotFound;
-  std::string via_object;           // whose rpath/runpath, or the loaded object that matched
+  std::string via_object;  // whose rpath/runpath, or the loaded object that matched
   std::vector<SearchAttempt> attempts;
 };
 
 struct LoadedObject {
-  std::string path;             // loader's view
+  std::string path;                     // loader's view
   std::shared_ptr<const ElfInfo> info;  // shared with the session: trees of many files repeat libraries
-  std::optional<size_t> loader;  // index of the object whose DT_NEEDED loaded it
+  std::optional<size_t> loader;         // index of the object whose DT_NEEDED loaded it
   int depth = 0;
 };
 
 struct DependencyEdge {
-  size_t from;                 // requesting object
+  size_t from;  // requesting object
   Resolution resolution;
-  std::optional<size_t> to;    // object it resolved to
-  bool dlopen = false;         // loaded at run time (.note.dlopen, or libcuda.so.1 for libcudart)
-  std::string dlopen_reason;   // the note's feature, or why it is implied
+  std::optional<size_t> to;   // object it resolved to
+  bool dlopen = false;        // loaded at run time (.note.dlopen, or libcuda.so.1 for libcudart)
+  std::string dlopen_reason;  // the note's feature, or why it is implied
 };
 
 struct DependencyTree {

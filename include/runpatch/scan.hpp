@@ -16,7 +16,7 @@ struct TreeListing {
   std::vector<std::filesystem::path> elf_files;  // sorted; each inode once
   std::vector<Error> problems;                   // unreadable roots or directories
   size_t non_elf_files = 0;
-  size_t symlinks_skipped = 0;                   // links met inside a tree and not followed
+  size_t symlinks_skipped = 0;  // links met inside a tree and not followed
 };
 
 // How a walk treats symlinks met inside a tree. Roots are always followed: a
@@ -42,7 +42,6 @@ TreeListing list_elf_files(const std::vector<std::filesystem::path>& roots,
 void parallel_for(size_t count, unsigned threads, const std::function<void(size_t)>& fn);
 
 // read_elf_info on every path, on all cores; results in the order of paths.
-std::vector<Expected<ElfInfo>> read_elf_infos(const std::vector<std::filesystem::path>& paths,
-                                              unsigned threads = 0);
+std::vector<Expected<ElfInfo>> read_elf_infos(const std::vector<std::filesystem::path>& paths, unsigned threads = 0);
 
 }  // namespace runpatch

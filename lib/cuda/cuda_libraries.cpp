@@ -22,7 +22,8 @@ bool looks_like_compat_dir(const std::string& entry) {
   std::string trimmed = entry;
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
   bool named_compat = trimmed.ends_with("/compat");
-  bool in_compat_package = trimmed.find("cuda_compat") != std::string::npos || trimmed.find("cuda-compat") != std::string::npos;
+  bool in_compat_package =
+      trimmed.find("cuda_compat") != std::string::npos || trimmed.find("cuda-compat") != std::string::npos;
   return named_compat && in_compat_package;
 }
 

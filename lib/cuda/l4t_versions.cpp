@@ -15,9 +15,9 @@ namespace runpatch {
 namespace {
 
 constexpr std::array<JetpackRelease, 3> kReleases = {{
-    {"5.1.5", {35, 6, 2}, {11, 4}, std::nullopt, CudaVersion{12, 2}},          // compat: up to 12.2
+    {"5.1.5", {35, 6, 2}, {11, 4}, std::nullopt, CudaVersion{12, 2}},        // compat: up to 12.2
     {"6.2.1", {36, 4, 4}, {12, 6}, CudaVersion{12, 4}, CudaVersion{12, 9}},  // compat: 12.4 - 12.9
-    {"7.0", {38, 2, 1}, {13, 0}, std::nullopt, std::nullopt},               // no cuda_compat
+    {"7.0", {38, 2, 1}, {13, 0}, std::nullopt, std::nullopt},                // no cuda_compat
 }};
 
 // Dotted decimal numbers, at most `most` of them, each at most 4 digits.
@@ -29,7 +29,8 @@ std::optional<std::vector<int>> dotted_numbers(std::string_view text, size_t mos
     std::string_view piece = text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
     int value = 0;
     auto [end, ec] = std::from_chars(piece.data(), piece.data() + piece.size(), value);
-    if (piece.empty() || piece.size() > 4 || ec != std::errc() || end != piece.data() + piece.size()) return std::nullopt;
+    if (piece.empty() || piece.size() > 4 || ec != std::errc() || end != piece.data() + piece.size())
+      return std::nullopt;
     out.push_back(value);
     if (out.size() > most) return std::nullopt;
     if (dot == std::string_view::npos) return out;
@@ -73,8 +74,8 @@ const JetpackRelease* find_jetpack(std::string_view version) {
   const JetpackRelease* found = nullptr;
   for (const auto& r : kReleases) {
     bool exact = r.jetpack == version;
-    bool prefix = !version.empty() && r.jetpack.size() > version.size() && r.jetpack.substr(0, version.size()) == version &&
-                  r.jetpack[version.size()] == '.';
+    bool prefix = !version.empty() && r.jetpack.size() > version.size() &&
+                  r.jetpack.substr(0, version.size()) == version && r.jetpack[version.size()] == '.';
     if (exact) return &r;
     if (prefix) found = &r;  // rows are oldest first: the last match is the newest
   }

@@ -31,8 +31,9 @@ std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const Dependen
       s.advice = fmt::format("{} is built for another machine; it cannot satisfy {}", file.string(), requester.path);
     } else if (is_stub_library(file.string())) {
       s.verdict = "stub";
-      s.advice = fmt::format("{} is a link-time stub: never put {} in a runpath (the real library comes from the driver)",
-                             file.string(), dir);
+      s.advice =
+          fmt::format("{} is a link-time stub: never put {} in a runpath (the real library comes from the driver)",
+                      file.string(), dir);
     } else {
       s.advice = fmt::format("add {} to the runpath of {}: runpatch set --add-runpath {} {}", dir, requester.path, dir,
                              requester.path);

@@ -61,7 +61,6 @@ std::optional<std::string> find_version(const std::string& text) {
   return std::nullopt;
 }
 
-
 // Forward compatibility: does the GPU class take a newer user-space driver?
 // Only GeForce/TITAN boards are known to refuse it (NVIDIA's compatibility guide).
 bool consumer_gpu(const std::string& model) {
@@ -182,11 +181,14 @@ void fill_candidates(const DoctorContext& ctx, const Resolution& r, LibcudaLoad&
   first_time(*r.path);
   load.chosen = describe(ctx, *r.path, chosen_rule);
   for (const auto& a : r.attempts)
-    if (a.outcome == AttemptOutcome::AlsoFound && first_time(a.path)) load.shadowed.push_back(describe(ctx, a.path, a.rule));
+    if (a.outcome == AttemptOutcome::AlsoFound && first_time(a.path))
+      load.shadowed.push_back(describe(ctx, a.path, a.rule));
 }
 
 // A GPU kernel driver runs here: the nvidia module (its version is known), or L4T's nvgpu.
-bool kernel_driver_loaded(const DriverFacts& driver) { return driver.kernel_version || (driver.l4t && driver.l4t->nvgpu); }
+bool kernel_driver_loaded(const DriverFacts& driver) {
+  return driver.kernel_version || (driver.l4t && driver.l4t->nvgpu);
+}
 
 // Without a kernel driver no libcuda can work, and the driver's libcuda is
 // usually missing too: the driver is the cause, so it is the verdict.
@@ -239,19 +241,21 @@ void judge(const DoctorContext& ctx, LibcudaLoad& load) {
     if (order && *order < 0) {
       load.verdict = DoctorVerdict::CompatOlderThanDriver;
       load.explanation = fmt::format(
-          "the forward-compatibility libcuda {} ({}) is older than the kernel driver {}: CUDA calls fail with error 803 "
+          "the forward-compatibility libcuda {} ({}) is older than the kernel driver {}: CUDA calls fail with error "
+          "803 "
           "(unsupported display driver / cuda driver combination)",
           version, c.rule, *kernel);
-      load.fix = via_llp ? "unset LD_LIBRARY_PATH (or drop the compat directory from it)"
-                         : fmt::format("drop the cuda_compat layer from the runpath, or update cuda_compat to {} or newer",
-                                       *kernel);
+      load.fix = via_llp
+                     ? "unset LD_LIBRARY_PATH (or drop the compat directory from it)"
+                     : fmt::format("drop the cuda_compat layer from the runpath, or update cuda_compat to {} or newer",
+                                   *kernel);
       return;
     }
     for (const auto& model : ctx.driver.gpu_models)
       if (consumer_gpu(model)) {
         load.verdict = DoctorVerdict::CompatUnsupportedGpu;
-        load.explanation = fmt::format("{} does not support forward compatibility; the compat libcuda {} fails with error 804",
-                                       model, version);
+        load.explanation = fmt::format(
+            "{} does not support forward compatibility; the compat libcuda {} fails with error 804", model, version);
         load.fix = "drop the cuda_compat layer: this GPU needs the driver's own libcuda";
         return;
       }

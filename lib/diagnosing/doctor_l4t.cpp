@@ -102,10 +102,14 @@ void judge_compat(const DriverFacts& driver, ResolutionSession& session, const f
   load.explanation = fmt::format("cuda_compat {} ({}) is outside the range of {}: CUDA calls fail",
                                  cuda_version_text(*release), c.rule, describe_l4t(l4t));
   load.fix = jetpack->compat_to
-                 ? fmt::format("use a CUDA package set whose cuda_compat is within JetPack {}'s range, or drop the "
-                               "cuda_compat layer from the runpath", jetpack->jetpack)
-                 : fmt::format("drop the cuda_compat layer from the runpath: JetPack {} has no cuda_compat; build "
-                               "against its native CUDA {}", jetpack->jetpack, cuda_version_text(jetpack->native_cuda));
+                 ? fmt::format(
+                       "use a CUDA package set whose cuda_compat is within JetPack {}'s range, or drop the "
+                       "cuda_compat layer from the runpath",
+                       jetpack->jetpack)
+                 : fmt::format(
+                       "drop the cuda_compat layer from the runpath: JetPack {} has no cuda_compat; build "
+                       "against its native CUDA {}",
+                       jetpack->jetpack, cuda_version_text(jetpack->native_cuda));
 }
 
 void judge_driver_library(const DriverFacts& driver, const fs::path& root, LibcudaLoad& load) {
@@ -115,7 +119,8 @@ void judge_driver_library(const DriverFacts& driver, const fs::path& root, Libcu
   if (library_release && l4t.release && !(*library_release == *l4t.release)) {
     load.verdict = DoctorVerdict::L4tLibraryMismatch;
     load.explanation = fmt::format(
-        "libcuda {} ({}) comes from L4T {}, the host runs L4T {}: on a Jetson libcuda must match the L4T release exactly",
+        "libcuda {} ({}) comes from L4T {}, the host runs L4T {}: on a Jetson libcuda must match the L4T release "
+        "exactly",
         c.path, c.rule, l4t_version_text(*library_release), l4t_version_text(*l4t.release));
     load.fix = fmt::format("load the libcuda of the running L4T release (its {}), or rebuild for L4T {}",
                            kDefaultDriverDir, l4t_version_text(*l4t.release));
@@ -129,11 +134,11 @@ void judge_driver_library(const DriverFacts& driver, const fs::path& root, Libcu
     load.fix = "put the directory of the running driver's libcuda first (runpatch driver --driver-dir DIR)";
     return;
   }
-  load.explanation = library_release
-                         ? fmt::format("the driver's libcuda of L4T {} on {}", l4t_version_text(*library_release),
-                                       describe_l4t(l4t))
-                         : fmt::format("the driver's libcuda ({}; its L4T release is not in its path) on {}", c.rule,
-                                       describe_l4t(l4t));
+  load.explanation =
+      library_release
+          ? fmt::format("the driver's libcuda of L4T {} on {}", l4t_version_text(*library_release), describe_l4t(l4t))
+          : fmt::format("the driver's libcuda ({}; its L4T release is not in its path) on {}", c.rule,
+                        describe_l4t(l4t));
 }
 
 }  // namespace
@@ -143,14 +148,17 @@ std::string describe_l4t(const L4tFacts& facts) {
   std::string text = "L4T R" + l4t_version_text(*facts.release);
   const JetpackRelease* jetpack = facts.jetpack.release;
   if (!jetpack) return text + " (not in the JetPack table)";
-  if (facts.jetpack.exact) return fmt::format("{} (JetPack {}: {})", text, jetpack->jetpack, describe_cuda_range(*jetpack));
+  if (facts.jetpack.exact)
+    return fmt::format("{} (JetPack {}: {})", text, jetpack->jetpack, describe_cuda_range(*jetpack));
   return fmt::format("{} (judged by the table's R{} row, JetPack {} = R{}: {})", text, jetpack->l4t.major,
                      jetpack->jetpack, l4t_version_text(jetpack->l4t), describe_cuda_range(*jetpack));
 }
 
 void judge_l4t(const DriverFacts& driver, ResolutionSession& session, const fs::path& root, LibcudaLoad& load) {
-  if (load.chosen->compat) judge_compat(driver, session, root, load);
-  else judge_driver_library(driver, root, load);
+  if (load.chosen->compat)
+    judge_compat(driver, session, root, load);
+  else
+    judge_driver_library(driver, root, load);
 }
 
 }  // namespace runpatch

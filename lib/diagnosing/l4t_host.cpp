@@ -72,7 +72,8 @@ void read_release(const fs::path& file, const std::string& text, L4tFacts& facts
   auto major = field_after(line, "# R");
   auto revision = field_after(line, "REVISION:");
   std::optional<L4tVersion> release;
-  if (major && revision && !major->empty()) release = parse_l4t_version(std::string(*major) + "." + std::string(*revision));
+  if (major && revision && !major->empty())
+    release = parse_l4t_version(std::string(*major) + "." + std::string(*revision));
   if (!release) {
     facts.release_problem =
         fmt::format("{}: the first line is not \"# R<release> (release), REVISION: <x.y>, ...\"", file.string());

@@ -11,36 +11,36 @@ namespace {
 template <class E>
 class SegmentAppender : PlanContext<E> {
   using Ctx = PlanContext<E>;
-  using typename Ctx::Ehdr;
-  using typename Ctx::Phdr;
-  using typename Ctx::Shdr;
-  using typename Ctx::Dyn;
-  using Ctx::view_;
+  using Ctx::add_interp_write;
+  using Ctx::add_symbol_rename_writes;
+  using Ctx::add_version_need_writes;
+  using Ctx::copy_range;
+  using Ctx::covers;
+  using Ctx::dynamic_vaddr;
   using Ctx::info_;
-  using Ctx::options_;
-  using Ctx::table_;
-  using Ctx::model_;
-  using Ctx::note_;
-  using Ctx::verneed_updates_;
-  using Ctx::warnings_;
   using Ctx::interp_changed_;
   using Ctx::interp_needs_room_;
-  using Ctx::stack_entry_wanted_;
-  using Ctx::new_interp_;
+  using Ctx::join_note;
   using Ctx::kMinPage;
   using Ctx::kSpareDynamicSlots;
   using Ctx::kStringSlack;
-  using Ctx::join_note;
-  using Ctx::covers;
-  using Ctx::dynamic_vaddr;
+  using Ctx::model_;
+  using Ctx::new_interp_;
+  using Ctx::note_;
+  using Ctx::options_;
   using Ctx::page_size;
-  using Ctx::copy_range;
-  using Ctx::serialize_dynamic;
-  using Ctx::add_interp_write;
-  using Ctx::add_version_need_writes;
   using Ctx::renamer_;
+  using Ctx::serialize_dynamic;
+  using Ctx::stack_entry_wanted_;
   using Ctx::symbol_name_offsets_;
-  using Ctx::add_symbol_rename_writes;
+  using Ctx::table_;
+  using Ctx::verneed_updates_;
+  using Ctx::view_;
+  using Ctx::warnings_;
+  using typename Ctx::Dyn;
+  using typename Ctx::Ehdr;
+  using typename Ctx::Phdr;
+  using typename Ctx::Shdr;
 
   static constexpr uint64_t kMaxHole = uint64_t(1) << 30;
 
@@ -125,15 +125,16 @@ class SegmentAppender : PlanContext<E> {
       if (reused > 0 && layout_note_.empty()) layout_note_ = slot_note;
       // Committed by the ELF header alone, the old table stays as running processes read it.
       if (reused < wanted || options_.commit_in_elf_header) {
-        if (!options_.commit_in_elf_header &&
-            evacuate_after_table(phoff + table_size, wanted - reused, replaced_note_, carried_, evacuated_interp,
-                                 with_dynamic_)) {
+        if (!options_.commit_in_elf_header && evacuate_after_table(phoff + table_size, wanted - reused, replaced_note_,
+                                                                   carried_, evacuated_interp, with_dynamic_)) {
           grow_in_place_ = true;
-          join_note(layout_note_,
-                    "moved what followed the program headers (interpreter, notes, dynamic tables) into the new segment");
+          join_note(
+              layout_note_,
+              "moved what followed the program headers (interpreter, notes, dynamic tables) into the new segment");
         } else {
           move_phdrs_ = true;
-          if (!options_.commit_in_elf_header) join_note(layout_note_, "moved the program header table into the new segment");
+          if (!options_.commit_in_elf_header)
+            join_note(layout_note_, "moved the program header table into the new segment");
         }
       }
     }
@@ -268,7 +269,7 @@ class SegmentAppender : PlanContext<E> {
       }
     }
     seg_off_ = phdrs_in_segment() ? layout::moved_table_offset(old_size, std::min(page, binutils_page()), sizeof(Ehdr))
-                           : align_up(old_size, 16);
+                                  : align_up(old_size, 16);
     seg_vaddr_ = layout::congruent_address(seg_off_, max_end, page);
     bool needs_congruence = move_phdrs_ && (view_.find_phdr(elf::PT_PHDR) || info_.is_executable());
     if (needs_congruence && first_load) {
@@ -277,9 +278,10 @@ class SegmentAppender : PlanContext<E> {
         return view_.error("cannot move the program headers: first PT_LOAD is not page-congruent");
       uint64_t off = layout::offset_keeping_delta(seg_off_, max_end, page, delta0);
       if (off - seg_off_ > page)
-        warnings_.push_back(fmt::format("the file grows by a {} KiB hole: moving the program headers of an "
-                                        "executable keeps them where kernels before 5.18 look for them",
-                                        (off - seg_off_) >> 10));
+        warnings_.push_back(
+            fmt::format("the file grows by a {} KiB hole: moving the program headers of an "
+                        "executable keeps them where kernels before 5.18 look for them",
+                        (off - seg_off_) >> 10));
       seg_off_ = off;
       seg_vaddr_ = off + delta0;
     }
@@ -309,7 +311,8 @@ class SegmentAppender : PlanContext<E> {
     // The loader may write DT_DEBUG and relocate the dynamic table; notes and headers are only read.
     describe(phdrs_[load_at_], elf::PT_LOAD, with_dynamic_ ? elf::PF_R | elf::PF_W : elf::PF_R, seg_off_, seg_vaddr_,
              rel_.size, page);
-    if (note_load_) describe(phdrs_[load_at_ + 1], elf::PT_LOAD, elf::PF_R, note_off_, note_vaddr_, note_bytes_.size(), page);
+    if (note_load_)
+      describe(phdrs_[load_at_ + 1], elf::PT_LOAD, elf::PF_R, note_off_, note_vaddr_, note_bytes_.size(), page);
     if (note_at_) describe(phdrs_[*note_at_], elf::PT_NOTE, elf::PF_R, note_off_, note_vaddr_, note_bytes_.size(), 4);
     for (size_t i = 0; i < phdrs_.size(); ++i)
       if (i != load_at_ && i != note_at_ && !(note_load_ && i == load_at_ + 1)) move_segment_entry(phdrs_[i]);
@@ -413,13 +416,14 @@ class SegmentAppender : PlanContext<E> {
     auto moved = update_sections(shdrs, seg_off_, seg_vaddr_, rel_.strtab, rel_.dynamic, dyn_slots_, strtab_.size(),
                                  move_interp_, rel_.interp, interp_text_.size() + 1, carried_, with_dynamic_);
     if (replace_existing_)
-      RUNPATCH_CHECK(update_note_section(shdrs, new_eh, tail, seg_off_, place_note_, note_off_, note_vaddr_,
-                                         note_bytes_.size()));
+      RUNPATCH_CHECK(
+          update_note_section(shdrs, new_eh, tail, seg_off_, place_note_, note_off_, note_vaddr_, note_bytes_.size()));
     else if (place_note_)
       RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail, seg_off_, note_off_, note_vaddr_, note_bytes_.size()));
     auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
     if (shdrs.size() == view_.shdrs().size() && !options_.commit_in_elf_header) {
-      plan.writes.push_back({WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff), std::move(sh_bytes), "section headers"});
+      plan.writes.push_back(
+          {WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff), std::move(sh_bytes), "section headers"});
       return moved;
     }
     uint64_t shoff = align_up(seg_off_ + tail.size(), 8);
@@ -463,13 +467,15 @@ class SegmentAppender : PlanContext<E> {
       tail.insert(tail.end(), table.begin(), table.end());
       new_eh->e_phoff = phoff;
     }
-    if (view_.ehdr().e_phnum == elf::PN_XNUM) return view_.error("extended program header numbering (PN_XNUM) cannot grow");
+    if (view_.ehdr().e_phnum == elf::PN_XNUM)
+      return view_.error("extended program header numbering (PN_XNUM) cannot grow");
     new_eh->e_phnum = static_cast<uint16_t>(phdrs_.size());
 
     plan.strategy = EditStrategy::Appended;
     plan.layout_note = layout_note_;
-    if (place_note_) join_note(plan.layout_note, note_load_ ? "resolution cache in a read-only segment of its own"
-                                                            : "resolution cache in a read-only segment");
+    if (place_note_)
+      join_note(plan.layout_note, note_load_ ? "resolution cache in a read-only segment of its own"
+                                             : "resolution cache in a read-only segment");
     plan.new_size = seg_off_ + tail.size();
     plan.reclaimed_from = reclaimed_from_;
     plan.writes.push_back({WritePhase::Prepare, seg_off_, std::move(tail), "appended segment"});
@@ -493,12 +499,13 @@ class SegmentAppender : PlanContext<E> {
   // libraries), so the file grows by less than one such page.
   uint64_t binutils_page() const {
     switch (uint16_t(view_.ehdr().e_machine)) {
-      case elf::EM_AARCH64: case elf::EM_PPC64: case elf::EM_PPC: case elf::EM_MIPS: case elf::EM_LOONGARCH:
-        return 0x10000;
-      case elf::EM_SPARCV9:
-        return 0x100000;
-      default:
-        return kMinPage;
+      case elf::EM_AARCH64:
+      case elf::EM_PPC64:
+      case elf::EM_PPC:
+      case elf::EM_MIPS:
+      case elf::EM_LOONGARCH: return 0x10000;
+      case elf::EM_SPARCV9: return 0x100000;
+      default: return kMinPage;
     }
   }
 
@@ -589,7 +596,8 @@ class SegmentAppender : PlanContext<E> {
       }
     if (!first_load || !covers(*first_load, table_end, need_end - table_end)) return false;
     auto movable = [](const Phdr& ph) {
-      return ph.p_filesz > 0 && (ph.p_type == elf::PT_INTERP || ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY);
+      return ph.p_filesz > 0 &&
+             (ph.p_type == elf::PT_INTERP || ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY);
     };
     // The dynamic strings move anyway when the dynamic section does; the tables it points at can follow,
     // unless the file is written in place: processes that have it mapped read .gnu.hash on every lookup.
@@ -608,7 +616,8 @@ class SegmentAppender : PlanContext<E> {
       const CarriedRange* next_table = nullptr;
       for (const auto& t : tables)
         if (t.off >= cover && (!next_table || t.off < next_table->off)) next_table = &t;
-      uint64_t next_at = std::min(next ? uint64_t(next->p_offset) : UINT64_MAX, next_table ? next_table->off : UINT64_MAX);
+      uint64_t next_at =
+          std::min(next ? uint64_t(next->p_offset) : UINT64_MAX, next_table ? next_table->off : UINT64_MAX);
       if (next_at == UINT64_MAX || next_at > align_up(cover, 16)) {
         // Bytes nothing describes or points at (what an earlier patchelf edit moved away) are free too.
         uint64_t gap_end = std::min(next_at, need_end);
@@ -627,7 +636,8 @@ class SegmentAppender : PlanContext<E> {
     }
     auto moved_range = [&](uint64_t off, uint64_t size) {
       auto inside = [&](uint64_t begin, uint64_t length) { return off >= begin && off + size <= begin + length; };
-      return std::any_of(chosen.begin(), chosen.end(), [&](const Phdr* ph) { return inside(ph->p_offset, ph->p_filesz); }) ||
+      return std::any_of(chosen.begin(), chosen.end(),
+                         [&](const Phdr* ph) { return inside(ph->p_offset, ph->p_filesz); }) ||
              std::any_of(chosen_tables.begin(), chosen_tables.end(),
                          [&](const CarriedRange* t) { return inside(t->off, t->size); });
     };
@@ -645,8 +655,10 @@ class SegmentAppender : PlanContext<E> {
       if (!moved_range(off, size)) return false;
     }
     for (const Phdr* ph : chosen) {
-      if (ph->p_type == elf::PT_INTERP) interp_moves = true;
-      else if (!is_replaced_note(*ph, replaced_note)) carry(carried, *ph);
+      if (ph->p_type == elf::PT_INTERP)
+        interp_moves = true;
+      else if (!is_replaced_note(*ph, replaced_note))
+        carry(carried, *ph);
     }
     for (const CarriedRange* t : chosen_tables)
       if (t->dynamic_tag != elf::DT_STRTAB) carried.push_back(*t);  // the strings are placed anyway
@@ -768,7 +780,8 @@ class SegmentAppender : PlanContext<E> {
                           uint64_t note_off, uint64_t note_vaddr, uint64_t note_size) const {
     uint32_t names = view_.shstrndx();
     bool extended_count = view_.ehdr().e_shnum == 0;
-    if (names == 0 || names >= shdrs.size() || shdrs.size() + 1 >= elf::SHN_LORESERVE) return {};  // the segment suffices
+    if (names == 0 || names >= shdrs.size() || shdrs.size() + 1 >= elf::SHN_LORESERVE)
+      return {};  // the segment suffices
     Shdr& table = shdrs[names];
     if (!view_.in_file(table.sh_offset, table.sh_size)) return {};
     auto old_names = view_.bytes().subspan(table.sh_offset, table.sh_size);
@@ -790,8 +803,10 @@ class SegmentAppender : PlanContext<E> {
     sh.sh_size = note_size;
     sh.sh_addralign = 4;
     shdrs.push_back(sh);
-    if (extended_count) shdrs[0].sh_size = shdrs.size();
-    else eh.e_shnum = static_cast<uint16_t>(shdrs.size());
+    if (extended_count)
+      shdrs[0].sh_size = shdrs.size();
+    else
+      eh.e_shnum = static_cast<uint16_t>(shdrs.size());
     return {};
   }
 
@@ -841,7 +856,7 @@ class SegmentAppender : PlanContext<E> {
   std::optional<Phdr> earlier_segment_, earlier_note_;
   // Room and what moves.
   bool move_phdrs_ = false, grow_in_place_ = false, move_interp_ = false;
-  bool phdrs_unmapped_ = false;  // the moved table follows the segment, outside every PT_LOAD
+  bool phdrs_unmapped_ = false;             // the moved table follows the segment, outside every PT_LOAD
   std::optional<uint64_t> reclaimed_from_;  // an interrupted edit's tail starts here
   bool phdrs_in_segment() const { return move_phdrs_ && !phdrs_unmapped_; }
   std::vector<CarriedRange> carried_;

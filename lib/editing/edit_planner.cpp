@@ -17,35 +17,35 @@ namespace {
 template <class E>
 class EditPlanner : PlanContext<E> {
   using Ctx = PlanContext<E>;
+  using Ctx::add_interp_write;
+  using Ctx::add_symbol_rename_writes;
+  using Ctx::add_version_need_writes;
+  using Ctx::copy_range;
+  using Ctx::info_;
+  using Ctx::interp_changed_;
+  using Ctx::interp_needs_room_;
+  using Ctx::interp_phdr_;
+  using Ctx::join_note;
+  using Ctx::kMaxLoadAlign;
+  using Ctx::model_;
+  using Ctx::new_interp_;
+  using Ctx::note_;
+  using Ctx::options_;
+  using Ctx::original_;
+  using Ctx::phdr_bytes;
+  using Ctx::phdr_offset;
+  using Ctx::renamer_;
+  using Ctx::serialize_dynamic;
+  using Ctx::stack_entry_wanted_;
+  using Ctx::symbol_name_offsets_;
+  using Ctx::table_;
+  using Ctx::verneed_updates_;
+  using Ctx::view_;
+  using Ctx::warnings_;
+  using typename Ctx::Dyn;
   using typename Ctx::Ehdr;
   using typename Ctx::Phdr;
   using typename Ctx::Shdr;
-  using typename Ctx::Dyn;
-  using Ctx::view_;
-  using Ctx::info_;
-  using Ctx::options_;
-  using Ctx::table_;
-  using Ctx::original_;
-  using Ctx::model_;
-  using Ctx::note_;
-  using Ctx::verneed_updates_;
-  using Ctx::warnings_;
-  using Ctx::interp_phdr_;
-  using Ctx::interp_changed_;
-  using Ctx::interp_needs_room_;
-  using Ctx::stack_entry_wanted_;
-  using Ctx::new_interp_;
-  using Ctx::kMaxLoadAlign;
-  using Ctx::join_note;
-  using Ctx::phdr_bytes;
-  using Ctx::phdr_offset;
-  using Ctx::serialize_dynamic;
-  using Ctx::copy_range;
-  using Ctx::add_interp_write;
-  using Ctx::add_version_need_writes;
-  using Ctx::renamer_;
-  using Ctx::symbol_name_offsets_;
-  using Ctx::add_symbol_rename_writes;
 
  public:
   using Ctx::Ctx;
@@ -66,8 +66,8 @@ class EditPlanner : PlanContext<E> {
     RUNPATCH_TRY(renamer_, SymbolRenamer<E>::plan(view_, table_, request.rename_symbols));
     RUNPATCH_CHECK(plan_version_need_files(request));
     RUNPATCH_CHECK(plan_interpreter(request));
-    stack_entry_wanted_ = request.headers.exec_stack && !view_.find_phdr(elf::PT_GNU_STACK) &&
-                          !view_.find_phdr(elf::PT_NULL);
+    stack_entry_wanted_ =
+        request.headers.exec_stack && !view_.find_phdr(elf::PT_GNU_STACK) && !view_.find_phdr(elf::PT_NULL);
     note_ = plan_note_change(view_, info_, model_, request);
 
     RUNPATCH_TRY(EditPlan result, plan_tables());
@@ -107,8 +107,8 @@ class EditPlanner : PlanContext<E> {
 
   // The editor maps new addresses through the PT_LOADs and copies segments'
   // bytes, so they must be sound (gABI: inside the file; p_filesz <= p_memsz;
-  // power-of-two alignment; no two PT_LOADs overlapping in memory). The loader rejects or crashes on such files anyway; editing one
-  // would produce a file whose new tables map to the wrong bytes.
+  // power-of-two alignment; no two PT_LOADs overlapping in memory). The loader rejects or crashes on such files anyway;
+  // editing one would produce a file whose new tables map to the wrong bytes.
   Status check_segments() const {
     const auto& phdrs = view_.phdrs();
     uint64_t header_offset = view_.ehdr().e_phoff;
@@ -117,14 +117,15 @@ class EditPlanner : PlanContext<E> {
       uint64_t at = header_offset + i * sizeof(Phdr);
       // Any segment's bytes may be carried into the new segment (notes, interpreter).
       if (a.p_filesz > 0 && (a.p_offset > view_.bytes().size() || a.p_filesz > view_.bytes().size() - a.p_offset))
-        return view_.error(fmt::format("program header #{} (type {:#x}) extends past the end of the file", i,
-                                       uint32_t(a.p_type)), at);
+        return view_.error(
+            fmt::format("program header #{} (type {:#x}) extends past the end of the file", i, uint32_t(a.p_type)), at);
       if (a.p_type != elf::PT_LOAD) continue;
-      if (a.p_filesz > a.p_memsz) return view_.error(fmt::format("PT_LOAD #{}: file size is larger than memory size", i), at);
+      if (a.p_filesz > a.p_memsz)
+        return view_.error(fmt::format("PT_LOAD #{}: file size is larger than memory size", i), at);
       // Alignment decides where a new segment goes: a corrupt one would pad the file without bound.
       if (a.p_align > 1 && ((a.p_align & (a.p_align - 1)) != 0 || a.p_align > kMaxLoadAlign))
-        return view_.error(fmt::format("PT_LOAD #{}: alignment {:#x} is not a power of two up to 64 MiB", i,
-                                       uint64_t(a.p_align)), at);
+        return view_.error(
+            fmt::format("PT_LOAD #{}: alignment {:#x} is not a power of two up to 64 MiB", i, uint64_t(a.p_align)), at);
       if (uint64_t(a.p_vaddr) + uint64_t(a.p_memsz) < uint64_t(a.p_vaddr))
         return view_.error(fmt::format("PT_LOAD #{}: address range wraps around", i), at);
       for (size_t j = 0; j < i; ++j) {
@@ -178,8 +179,7 @@ class EditPlanner : PlanContext<E> {
     // ld.so writes r_debug's address into DT_DEBUG (gdb finds the link map there).
     if (request.headers.add_debug_tag) model.add_once(elf::DT_DEBUG, 0);
     for (const auto& e : model.entries)
-      if (e.text && e.text->find('\0') != std::string::npos)
-        return view_.error("a new string contains a NUL byte");
+      if (e.text && e.text->find('\0') != std::string::npos) return view_.error("a new string contains a NUL byte");
     return model;
   }
 
@@ -199,9 +199,10 @@ class EditPlanner : PlanContext<E> {
       // As patchelf, a removed library's version needs stay (docs/editing.md); say what that means.
       if (std::find(request.remove_needed.begin(), request.remove_needed.end(), file.library) !=
           request.remove_needed.end())
-        warnings_.push_back(fmt::format("{} still has symbol-version needs (.gnu.version_r): ld.so aborts at start-up "
-                                        "unless another object loads it",
-                                        file.library));
+        warnings_.push_back(
+            fmt::format("{} still has symbol-version needs (.gnu.version_r): ld.so aborts at start-up "
+                        "unless another object loads it",
+                        file.library));
     }
     return {};
   }
@@ -221,9 +222,8 @@ class EditPlanner : PlanContext<E> {
   Expected<EditPlan> plan_tables() {
     EditPlan plan;
     plan.new_size = view_.bytes().size();
-    bool tables_change =
-        model_.any_changed(original_) || interp_changed_ || !verneed_updates_.empty() || !renamer_.empty() ||
-        stack_entry_wanted_;
+    bool tables_change = model_.any_changed(original_) || interp_changed_ || !verneed_updates_.empty() ||
+                         !renamer_.empty() || stack_entry_wanted_;
     if (!tables_change && note_.action == NoteChange::Action::None) return plan;
     if (interp_needs_room_ || stack_entry_wanted_) return plan_appended_segment<E>(*this, /*with_dynamic=*/true);
     if (tables_change) {
@@ -276,7 +276,8 @@ class EditPlanner : PlanContext<E> {
         Phdr cleared = segment;
         cleared.p_type = elf::PT_NULL;
         writes.push_back({WritePhase::Commit, phdr_offset(old.segment), phdr_bytes(cleared), "program header"});
-        writes.push_back({WritePhase::Cleanup, old.offset, std::vector<uint8_t>(segment.p_filesz, 0), "old resolution cache"});
+        writes.push_back(
+            {WritePhase::Cleanup, old.offset, std::vector<uint8_t>(segment.p_filesz, 0), "old resolution cache"});
       } else {
         writes.push_back({WritePhase::Commit, old.offset, neutralized_note_header(view_, old), "old resolution cache"});
       }
@@ -437,7 +438,8 @@ class EditPlanner : PlanContext<E> {
     for (const auto& e : original_.entries) {
       if (!e.text) continue;
       for (uint64_t b = e.value; b < e.value + e.text->size() + 1; ++b) {
-        bool referenced = std::any_of(live.begin(), live.end(), [&](const ByteRange& r) { return b >= r.begin && b < r.end; });
+        bool referenced =
+            std::any_of(live.begin(), live.end(), [&](const ByteRange& r) { return b >= r.begin && b < r.end; });
         if (!referenced) cleaned[b] = 0;
       }
     }
@@ -455,7 +457,7 @@ Expected<EditPlan> plan_edit(const ElfView<E>& view, const ElfInfo& info, const 
   return plan;
 }
 
-#define RUNPATCH_INSTANTIATE(E)                                                                             \
+#define RUNPATCH_INSTANTIATE(E) \
   template Expected<EditPlan> plan_edit(const ElfView<E>&, const ElfInfo&, const EditOptions&, const EditRequest&);
 RUNPATCH_INSTANTIATE(elf::Elf32LE)
 RUNPATCH_INSTANTIATE(elf::Elf32BE)

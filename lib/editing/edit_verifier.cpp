@@ -25,7 +25,9 @@ Error verification_error(const std::string& path, const std::string& field, cons
 }
 
 std::string shown(const std::optional<std::string>& value) { return value ? "'" + *value + "'" : "(none)"; }
-std::string shown(const std::vector<std::string>& values) { return "[" + fmt::format("{}", fmt::join(values, ", ")) + "]"; }
+std::string shown(const std::vector<std::string>& values) {
+  return "[" + fmt::format("{}", fmt::join(values, ", ")) + "]";
+}
 
 template <class T>
 Status expect_equal(const std::string& path, const std::string& field, const T& wanted, const T& found) {
@@ -46,8 +48,10 @@ std::vector<Range> merged(std::vector<Range> ranges) {
   std::vector<Range> out;
   for (const auto& r : ranges) {
     if (r.end <= r.begin) continue;
-    if (!out.empty() && r.begin <= out.back().end + 7) out.back().end = std::max(out.back().end, r.end);
-    else out.push_back(r);
+    if (!out.empty() && r.begin <= out.back().end + 7)
+      out.back().end = std::max(out.back().end, r.end);
+    else
+      out.push_back(r);
   }
   return out;
 }
@@ -117,7 +121,8 @@ class WritableRegions {
     if (view_.shdrs().empty()) return;
     uint64_t next = view_.size();
     for (const auto& sh : view_.shdrs())
-      if ((sh.sh_flags & elf::SHF_ALLOC) && sh.sh_type != elf::SHT_NOBITS && sh.sh_size > 0 && sh.sh_offset >= table_end)
+      if ((sh.sh_flags & elf::SHF_ALLOC) && sh.sh_type != elf::SHT_NOBITS && sh.sh_size > 0 &&
+          sh.sh_offset >= table_end)
         next = std::min<uint64_t>(next, sh.sh_offset);
     for (const auto& ph : view_.phdrs())
       if (ph.p_type != elf::PT_LOAD && ph.p_type != elf::PT_PHDR && ph.p_filesz > 0 && ph.p_offset >= table_end)
@@ -166,9 +171,10 @@ Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& ol
     bool inside = std::any_of(regions.begin(), regions.end(),
                               [&](const Range& r) { return w.offset >= r.begin && end <= r.end; });
     if (!inside)
-      return verification_error(old_view.path(), w.what,
-                      fmt::format("would write {} bytes at offset {:#x}, outside every structure an edit may change",
-                                  end - w.offset, w.offset));
+      return verification_error(
+          old_view.path(), w.what,
+          fmt::format("would write {} bytes at offset {:#x}, outside every structure an edit may change",
+                      end - w.offset, w.offset));
   }
   return {};
 }
@@ -220,13 +226,16 @@ Status check_loads(const ElfView<E>& old_view, const DynamicTable<E>& old_table,
     if (ph.p_type != elf::PT_LOAD) continue;
     uint64_t align = ph.p_align;
     if (align > 1 && (uint64_t(ph.p_offset) % align) != (uint64_t(ph.p_vaddr) % align))
-      return verification_error(path, "a PT_LOAD", fmt::format("at {:#x} has an offset not congruent to its address", uint64_t(ph.p_vaddr)));
+      return verification_error(
+          path, "a PT_LOAD", fmt::format("at {:#x} has an offset not congruent to its address", uint64_t(ph.p_vaddr)));
     if (!new_view.in_file(ph.p_offset, ph.p_filesz))
-      return verification_error(path, "a PT_LOAD", fmt::format("at {:#x} extends past the end of the file", uint64_t(ph.p_vaddr)));
+      return verification_error(path, "a PT_LOAD",
+                                fmt::format("at {:#x} extends past the end of the file", uint64_t(ph.p_vaddr)));
     // ld.so requires PT_LOADs in ascending address order and maps the span from the first to the last.
     if (was_ascending && previous && uint64_t(previous->p_vaddr) + uint64_t(previous->p_memsz) > uint64_t(ph.p_vaddr))
-      return verification_error(path, "the PT_LOADs", fmt::format("are not in ascending, non-overlapping address order at {:#x}",
-                                                         uint64_t(ph.p_vaddr)));
+      return verification_error(
+          path, "the PT_LOADs",
+          fmt::format("are not in ascending, non-overlapping address order at {:#x}", uint64_t(ph.p_vaddr)));
     previous = &ph;
   }
   return {};
@@ -249,7 +258,7 @@ Status check_mapped_in_place(const ElfView<E>& old_view, const ElfView<E>& view,
     auto off = view.offset_of_vaddr(ph.p_vaddr, ph.p_filesz, "segment");
     if (!off || *off != uint64_t(ph.p_offset))
       return verification_error(view.path(), fmt::format("program header of type {:#x}", uint32_t(ph.p_type)),
-                      fmt::format("at {:#x} does not map its own file bytes", uint64_t(ph.p_vaddr)));
+                                fmt::format("at {:#x} does not map its own file bytes", uint64_t(ph.p_vaddr)));
     if (ph.p_type != elf::PT_PHDR) continue;
     if (ph.p_offset != eh.e_phoff || ph.p_filesz < view.phdrs().size() * sizeof(elf::Phdr<E>))
       return verification_error(view.path(), "PT_PHDR", "does not describe the program header table");
@@ -257,7 +266,8 @@ Status check_mapped_in_place(const ElfView<E>& old_view, const ElfView<E>& view,
     const auto* first = view.find_phdr(elf::PT_LOAD);
     if (after.is_executable() && first &&
         uint64_t(first->p_vaddr) - uint64_t(first->p_offset) + uint64_t(eh.e_phoff) != uint64_t(ph.p_vaddr))
-      return verification_error(view.path(), "PT_PHDR", "is not where older kernels tell the loader the program headers are");
+      return verification_error(view.path(), "PT_PHDR",
+                                "is not where older kernels tell the loader the program headers are");
   }
   return {};
 }
@@ -279,7 +289,8 @@ Expected<std::pair<TagValues, TagTexts>> fixed_entries(const ElfView<E>& view, c
   std::pair<TagValues, TagTexts> out;
   for (const auto& d : table.entries()) {
     uint64_t tag = d.d_tag, value = d.d_val;
-    bool movable = std::find(std::begin(elf::kTablesFoundThroughDynamic), std::end(elf::kTablesFoundThroughDynamic), tag) != std::end(elf::kTablesFoundThroughDynamic);
+    bool movable = std::find(std::begin(elf::kTablesFoundThroughDynamic), std::end(elf::kTablesFoundThroughDynamic),
+                             tag) != std::end(elf::kTablesFoundThroughDynamic);
     if (tag == elf::DT_STRTAB || tag == elf::DT_STRSZ || tag == elf::DT_MIPS_RLD_MAP_REL || is_edited_tag(tag) ||
         movable)
       continue;
@@ -302,7 +313,8 @@ NoteSet notes_of(const ElfView<E>& view) {
   NoteSet notes;
   auto take = [&](const NoteRef& note) {
     if (note_named(note, kResolutionCacheNoteName) && (note.type == kResolutionCacheNoteType || note.type == 0)) return;
-    notes.emplace(std::string(note.name), note.type, std::vector<uint8_t>(note.descriptor.begin(), note.descriptor.end()));
+    notes.emplace(std::string(note.name), note.type,
+                  std::vector<uint8_t>(note.descriptor.begin(), note.descriptor.end()));
   };
   for_each_note(view, take, elf::PT_NOTE);
   for_each_note(view, take, elf::PT_GNU_PROPERTY);
@@ -384,13 +396,19 @@ Status check_symbol_versions(const ElfView<E>& old_view, const DynamicTable<E>& 
   const std::string& path = old_view.path();
   RUNPATCH_TRY(auto old_tables, symbol_version_tables(old_view, old_table));
   RUNPATCH_TRY(auto new_tables, symbol_version_tables(new_view, new_table));
-  if (!old_tables || !new_tables) return old_tables.has_value() == new_tables.has_value() ? Status{}
-                                         : verification_error(path, "the symbol version table", "appeared or disappeared");
-  if (old_tables->count != new_tables->count) return verification_error(path, "the symbol version table", "changed its size");
+  if (!old_tables || !new_tables)
+    return old_tables.has_value() == new_tables.has_value()
+               ? Status{}
+               : verification_error(path, "the symbol version table", "appeared or disappeared");
+  if (old_tables->count != new_tables->count)
+    return verification_error(path, "the symbol version table", "changed its size");
   using Half = typename E::Half;
-  RUNPATCH_TRY(auto symbols, old_view.template table_at<elf::Sym<E>>(old_tables->symtab_offset, old_tables->count, "dynamic symbol table"));
-  RUNPATCH_TRY(auto before, old_view.template table_at<Half>(old_tables->versym_offset, old_tables->count, "symbol version table"));
-  RUNPATCH_TRY(auto after, new_view.template table_at<Half>(new_tables->versym_offset, new_tables->count, "symbol version table"));
+  RUNPATCH_TRY(auto symbols, old_view.template table_at<elf::Sym<E>>(old_tables->symtab_offset, old_tables->count,
+                                                                     "dynamic symbol table"));
+  RUNPATCH_TRY(auto before,
+               old_view.template table_at<Half>(old_tables->versym_offset, old_tables->count, "symbol version table"));
+  RUNPATCH_TRY(auto after,
+               new_view.template table_at<Half>(new_tables->versym_offset, new_tables->count, "symbol version table"));
   for (size_t i = 0; i < before.size(); ++i) {
     uint16_t was = before[i], now = after[i];
     RUNPATCH_TRY(std::string_view name, dynamic_string(old_view, old_table, symbols[i].st_name, "dynamic symbol name"));
@@ -423,15 +441,20 @@ Status check_dynamic(const ElfView<E>& old_view, const DynamicTable<E>& old_tabl
   const std::string& path = old_view.path();
   RUNPATCH_TRY(auto old_fixed, fixed_entries(old_view, old_table));
   RUNPATCH_TRY(auto new_fixed, fixed_entries(new_view, new_table));
-  if (old_fixed.first != new_fixed.first) return verification_error(path, "the dynamic section", "lost or changed an entry it does not edit");
-  if (old_fixed.second != new_fixed.second) return verification_error(path, "the dynamic section", "changed a string entry it does not edit");
+  if (old_fixed.first != new_fixed.first)
+    return verification_error(path, "the dynamic section", "lost or changed an entry it does not edit");
+  if (old_fixed.second != new_fixed.second)
+    return verification_error(path, "the dynamic section", "changed a string entry it does not edit");
 
   RUNPATCH_TRY(auto old_names, detail::StringRefCollector<E>(old_view, old_table).named_strings());
   RUNPATCH_TRY(auto new_names,
                detail::StringRefCollector<E>(new_view, new_table).named_strings(old_names.symbols.size()));
-  if (!renames.empty()) RUNPATCH_CHECK(check_renamed_symbols(old_view, old_table, new_view, new_table, renames));
-  else if (old_names.symbols != new_names.symbols) return verification_error(path, "dynamic symbol names", "changed");
-  if (old_names.version_need_names != new_names.version_need_names) return verification_error(path, "version need names", "changed");
+  if (!renames.empty())
+    RUNPATCH_CHECK(check_renamed_symbols(old_view, old_table, new_view, new_table, renames));
+  else if (old_names.symbols != new_names.symbols)
+    return verification_error(path, "dynamic symbol names", "changed");
+  if (old_names.version_need_names != new_names.version_need_names)
+    return verification_error(path, "version need names", "changed");
   if (old_names.version_definitions != new_names.version_definitions)
     return verification_error(path, "version definition names", "changed");
   RUNPATCH_CHECK(expect_equal(path, "version need files (.gnu.version_r vn_file)",
@@ -449,8 +472,10 @@ Status check_facts(const std::string& path, const ElfInfo& before, const ElfInfo
   RUNPATCH_CHECK(expect_equal(path, "DT_RPATH", expected.rpath, after.rpath));
   ElfIdentity identity = before.identity;
   identity.osabi = expected.osabi;
-  if (after.identity != identity || after.type != before.type) return verification_error(path, "the ELF header", "changed its identity");
-  if (after.flags != before.flags || after.flags_1 != expected.flags_1) return verification_error(path, "DT_FLAGS/DT_FLAGS_1", "changed");
+  if (after.identity != identity || after.type != before.type)
+    return verification_error(path, "the ELF header", "changed its identity");
+  if (after.flags != before.flags || after.flags_1 != expected.flags_1)
+    return verification_error(path, "DT_FLAGS/DT_FLAGS_1", "changed");
   if (after.dlopen != before.dlopen) return verification_error(path, "the .note.dlopen entries", "changed");
   if (after.resolution_cache && !after.resolution_cache->defect.empty())
     return verification_error(path, "the resolution-cache note", "is unreadable: " + after.resolution_cache->defect);
@@ -476,7 +501,8 @@ Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const 
   RUNPATCH_TRY(auto new_table, read_dynamic(new_view));
   if (!old_table || !old_table->has_strtab) {
     // An interpreter-only edit of a file the loader sees no dynamic section in.
-    if (new_table.has_value() != old_table.has_value()) return verification_error(path, "the dynamic section", "changed");
+    if (new_table.has_value() != old_table.has_value())
+      return verification_error(path, "the dynamic section", "changed");
     DynamicTable<E> none;
     RUNPATCH_CHECK(check_write_regions(old_view, old_table ? *old_table : none, {}, plan));
     RUNPATCH_CHECK(check_loads(old_view, none, new_view));

@@ -31,9 +31,9 @@ struct ExpectedFacts {
   // The header fields (HeaderEditRequest).
   uint8_t osabi = 0;
   uint64_t flags_1 = 0;
-  bool debug_entry = false;                     // a DT_DEBUG entry must be there
-  std::optional<bool> exec_stack;               // PT_GNU_STACK's PF_X, when asked
-  std::vector<std::string> cleared_versions;    // symbols whose .gnu.version entry becomes global
+  bool debug_entry = false;                   // a DT_DEBUG entry must be there
+  std::optional<bool> exec_stack;             // PT_GNU_STACK's PF_X, when asked
+  std::vector<std::string> cleared_versions;  // symbols whose .gnu.version entry becomes global
 };
 Expected<ExpectedFacts> expected_facts(const ElfInfo& before, const EditRequest& request);
 

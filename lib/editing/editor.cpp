@@ -39,9 +39,8 @@ Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& 
   Planned p;
   EditOutcome& outcome = p.outcome;
   RUNPATCH_TRY(outcome.before, read_elf_info(mapping.bytes(), path));
-  RUNPATCH_TRY(p.plan, visit_elf(mapping.bytes(), path, [&](const auto& view) {
-                 return plan_edit(view, outcome.before, options, request);
-               }));
+  RUNPATCH_TRY(p.plan, visit_elf(mapping.bytes(), path,
+                                 [&](const auto& view) { return plan_edit(view, outcome.before, options, request); }));
   spoil_plan_for_testing(p.plan, options);
   RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), path, outcome.before, request, p.plan));
   outcome.strategy = p.plan.strategy;
@@ -85,7 +84,8 @@ Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest&
   by_header.in_place = true;
   by_header.commit_in_elf_header = true;
   auto committed = plan_edit(fd, name, request, by_header);
-  bool one_write = committed && (committed->plan.strategy == EditStrategy::Unchanged || commits_in_one_write(committed->plan));
+  bool one_write =
+      committed && (committed->plan.strategy == EditStrategy::Unchanged || commits_in_one_write(committed->plan));
   if (one_write && committed->plan.strategy != EditStrategy::Appended)
     return Chosen{std::move(*committed), WriteWay::IntoFile, std::nullopt};
   RUNPATCH_TRY(Planned small, plan_edit(fd, name, request, smallest));
@@ -144,7 +144,8 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
                                     const EditOptions& options) {
   std::string name = path.string();
   std::error_code ec;
-  if (!options.output || (std::filesystem::exists(*options.output) && std::filesystem::equivalent(path, *options.output))) {
+  if (!options.output ||
+      (std::filesystem::exists(*options.output) && std::filesystem::equivalent(path, *options.output))) {
     // A symlink is followed: its target is edited (and replaced), never the link itself.
     if (std::filesystem::is_symlink(path, ec)) {
       auto target = std::filesystem::canonical(path, ec);

@@ -69,7 +69,8 @@ Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_
     if (budget-- == 0) return {};
     if (auto status = write_bytes(fd, path, w.offset, w.bytes, w.what); !status) {
       // Nothing references prepared bytes yet: cut them off and the file is as it was.
-      if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0) {}
+      if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0) {
+      }
       return status;
     }
     prepared = true;

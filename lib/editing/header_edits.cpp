@@ -65,7 +65,8 @@ Status put_field(EditPlan& plan, const FieldWrite& field, const std::string& pat
     if (w.offset <= field.offset && end <= w_end) {
       cover = &w;
     } else if (w.offset < end && field.offset < w_end) {
-      return make_error(path, fmt::format("the {} edit overlaps another planned write ({}) only in part", field.what, w.what),
+      return make_error(path,
+                        fmt::format("the {} edit overlaps another planned write ({}) only in part", field.what, w.what),
                         field.offset);
     }
   }
@@ -107,7 +108,8 @@ class HeaderFieldFolder {
       Phdr changed = phdrs[i];
       uint32_t flags = changed.p_flags;
       changed.p_flags = executable ? (flags | elf::PF_X) : (flags & ~elf::PF_X);
-      if (uint32_t(changed.p_flags) != flags) fields_.push_back({phdr_offset(i), bytes_of(changed), "PT_GNU_STACK flags"});
+      if (uint32_t(changed.p_flags) != flags)
+        fields_.push_back({phdr_offset(i), bytes_of(changed), "PT_GNU_STACK flags"});
       return {};
     }
     for (size_t i = 0; i < phdrs.size(); ++i) {
@@ -120,9 +122,10 @@ class HeaderFieldFolder {
       fields_.push_back({phdr_offset(i), bytes_of(stack), "PT_GNU_STACK (in a PT_NULL entry)"});
       return {};
     }
-    return result_.error("has no PT_GNU_STACK program header and no spare (PT_NULL) entry to turn into one; "
-                         "a program header is added only to files with a dynamic section",
-                         result_.ehdr().e_phoff);
+    return result_.error(
+        "has no PT_GNU_STACK program header and no spare (PT_NULL) entry to turn into one; "
+        "a program header is added only to files with a dynamic section",
+        result_.ehdr().e_phoff);
   }
 
   Status symbol_versions(const std::vector<std::string>& names) {
@@ -130,7 +133,8 @@ class HeaderFieldFolder {
     if (!dynamic) return result_.error("has no dynamic section (statically linked, or separate debug information)");
     RUNPATCH_TRY(auto tables, symbol_version_tables(result_, *dynamic));
     if (!tables) return result_.error("has no symbol version table (.gnu.version) whose entries could be cleared");
-    RUNPATCH_TRY(auto symbols, result_.template table_at<Sym>(tables->symtab_offset, tables->count, "dynamic symbol table"));
+    RUNPATCH_TRY(auto symbols,
+                 result_.template table_at<Sym>(tables->symtab_offset, tables->count, "dynamic symbol table"));
     RUNPATCH_TRY(auto versions, result_.template table_at<typename E::Half>(tables->versym_offset, tables->count,
                                                                             "symbol version table"));
     std::set<std::string, std::less<>> wanted(names.begin(), names.end());

@@ -32,7 +32,8 @@ struct SymbolVersionTables {
 // .dynsym and .gnu.version from the section headers, or else from DT_SYMTAB,
 // DT_VERSYM and DT_HASH's chain count; none when the file has no version table.
 template <class E>
-Expected<std::optional<SymbolVersionTables>> symbol_version_tables(const ElfView<E>& view, const DynamicTable<E>& dynamic) {
+Expected<std::optional<SymbolVersionTables>> symbol_version_tables(const ElfView<E>& view,
+                                                                   const DynamicTable<E>& dynamic) {
   using Sym = elf::Sym<E>;
   SymbolVersionTables t;
   std::optional<uint64_t> versym_count;
@@ -49,7 +50,8 @@ Expected<std::optional<SymbolVersionTables>> symbol_version_tables(const ElfView
   auto symtab = dynamic.find(elf::DT_SYMTAB);
   auto hash = dynamic.find(elf::DT_HASH);
   if (!versym) return std::optional<SymbolVersionTables>();
-  if (!symtab || !hash) return view.error("has no section headers and no DT_HASH: the dynamic symbols cannot be counted");
+  if (!symtab || !hash)
+    return view.error("has no section headers and no DT_HASH: the dynamic symbols cannot be counted");
   RUNPATCH_TRY(uint64_t hash_offset, view.offset_of_vaddr(*hash, 8, "DT_HASH table"));
   RUNPATCH_TRY(auto words, view.template table_at<typename E::Word>(hash_offset, 2, "DT_HASH table"));
   t.count = words[1];

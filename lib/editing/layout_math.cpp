@@ -22,8 +22,7 @@ uint64_t offset_keeping_delta(uint64_t offset, uint64_t floor, uint64_t page, ui
   return needed > delta ? offset + (needed - delta) : offset;
 }
 
-StringTable extended_string_table(std::span<const uint8_t> old, const std::vector<std::string>& added,
-                                  uint64_t slack) {
+StringTable extended_string_table(std::span<const uint8_t> old, const std::vector<std::string>& added, uint64_t slack) {
   StringTable table{{old.begin(), old.end()}, {}};
   for (const auto& s : added) {
     if (table.offsets.count(s)) continue;

@@ -36,8 +36,7 @@ struct StringTable {
   std::vector<uint8_t> bytes;
   std::map<std::string, uint64_t> offsets;  // of each added string
 };
-StringTable extended_string_table(std::span<const uint8_t> old, const std::vector<std::string>& added,
-                                  uint64_t slack);
+StringTable extended_string_table(std::span<const uint8_t> old, const std::vector<std::string>& added, uint64_t slack);
 
 // What goes into the new segment, in this order: the program header table
 // (first, where objcopy/strip expect it), strings, dynamic section,

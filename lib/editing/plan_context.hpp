@@ -39,9 +39,9 @@ struct PlanContext {
   static constexpr uint64_t kMaxLoadAlign = uint64_t(64) << 20;
 
   struct VersionNeedUpdate {
-    uint64_t field_offset;  // of vn_file
-    std::string text;       // the library it must name
-    uint64_t new_value;     // string offset, once placed
+    uint64_t field_offset;         // of vn_file
+    std::string text;              // the library it must name
+    uint64_t new_value;            // string offset, once placed
     bool written_in_copy = false;  // its table moved into the new segment
   };
 
@@ -128,8 +128,8 @@ struct PlanContext {
       if (update.written_in_copy) continue;
       typename E::Word value;
       value = static_cast<uint32_t>(update.new_value);
-      plan.writes.push_back({WritePhase::Commit, update.field_offset, bytes_of(std::span<const typename E::Word>(&value, 1)),
-                             "version need file"});
+      plan.writes.push_back({WritePhase::Commit, update.field_offset,
+                             bytes_of(std::span<const typename E::Word>(&value, 1)), "version need file"});
     }
   }
 };

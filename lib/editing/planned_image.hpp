@@ -39,8 +39,8 @@ class PlannedImage {
 
   // A reader over the image; it refers to this object, which must outlive it.
   FileReader reader(const std::string& path) const {
-    return FileReader::from_source([this](uint64_t offset, uint64_t length, uint8_t* out) { return read(offset, length, out); },
-                                   size_, path);
+    return FileReader::from_source(
+        [this](uint64_t offset, uint64_t length, uint8_t* out) { return read(offset, length, out); }, size_, path);
   }
 
  private:

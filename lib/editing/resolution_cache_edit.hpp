@@ -18,9 +18,9 @@ namespace runpatch {
 struct NoteChange {
   enum class Action { None, Write, Remove };
   Action action = Action::None;
-  std::vector<uint8_t> bytes;               // Write: the whole note, padded to 4
-  std::optional<NoteRef> existing;          // the note the file has now
-  std::optional<size_t> existing_section;   // its section header
+  std::vector<uint8_t> bytes;              // Write: the whole note, padded to 4
+  std::optional<NoteRef> existing;         // the note the file has now
+  std::optional<size_t> existing_section;  // its section header
   std::vector<std::string> warnings;
 
   bool writes() const { return action == Action::Write; }
@@ -59,7 +59,8 @@ NoteChange plan_note_change(const ElfView<E>& view, const ElfInfo& info, const D
   if (change.existing) {
     auto shdrs = view.shdrs();
     for (size_t i = 0; i < shdrs.size(); ++i)
-      if (shdrs[i].sh_type == elf::SHT_NOTE && shdrs[i].sh_offset == change.existing->offset) change.existing_section = i;
+      if (shdrs[i].sh_type == elf::SHT_NOTE && shdrs[i].sh_offset == change.existing->offset)
+        change.existing_section = i;
   }
   if (request.resolution_cache == ResolutionCacheMode::Remove) {
     if (change.existing) change.action = NoteChange::Action::Remove;
@@ -85,9 +86,10 @@ NoteChange plan_note_change(const ElfView<E>& view, const ElfInfo& info, const D
     return change;
   }
   change.bytes = resolution_cache_note_bytes<E>(encode_resolution_cache(cache));
-  bool same = change.existing && change.existing->size == change.bytes.size() &&
-              view.in_file(change.existing->offset, change.bytes.size()) &&
-              std::equal(change.bytes.begin(), change.bytes.end(), view.data_at(change.existing->offset, change.bytes.size()));
+  bool same =
+      change.existing && change.existing->size == change.bytes.size() &&
+      view.in_file(change.existing->offset, change.bytes.size()) &&
+      std::equal(change.bytes.begin(), change.bytes.end(), view.data_at(change.existing->offset, change.bytes.size()));
   if (!same) change.action = NoteChange::Action::Write;
   return change;
 }

@@ -35,9 +35,8 @@ RunpathUpdate shrink_runpath_update(std::vector<std::string> allowed_prefixes) {
         kept.push_back(dir);
         continue;
       }
-      if (!prefixes.empty() && std::none_of(prefixes.begin(), prefixes.end(), [&](const std::string& p) {
-            return dir.compare(0, p.size(), p) == 0;
-          }))
+      if (!prefixes.empty() && std::none_of(prefixes.begin(), prefixes.end(),
+                                            [&](const std::string& p) { return dir.compare(0, p.size(), p) == 0; }))
         continue;
       bool useful = false;
       for (size_t i = 0; i < info.needed.size(); ++i) {

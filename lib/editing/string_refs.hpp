@@ -23,12 +23,17 @@ struct ByteRange {
 
 inline bool is_string_tag(uint64_t tag) {
   switch (tag) {
-    case elf::DT_NEEDED: case elf::DT_SONAME: case elf::DT_RPATH: case elf::DT_RUNPATH:
-    case elf::DT_AUXILIARY: case elf::DT_USED: case elf::DT_FILTER:
-    case elf::DT_CONFIG: case elf::DT_DEPAUDIT: case elf::DT_AUDIT:
-      return true;
-    default:
-      return false;
+    case elf::DT_NEEDED:
+    case elf::DT_SONAME:
+    case elf::DT_RPATH:
+    case elf::DT_RUNPATH:
+    case elf::DT_AUXILIARY:
+    case elf::DT_USED:
+    case elf::DT_FILTER:
+    case elf::DT_CONFIG:
+    case elf::DT_DEPAUDIT:
+    case elf::DT_AUDIT: return true;
+    default: return false;
   }
 }
 

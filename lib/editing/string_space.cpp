@@ -19,8 +19,7 @@ std::optional<uint64_t> StringSpace::allocate(uint64_t len) {
   // Best fit keeps large runs (our own slack) for later, longer strings.
   auto best = free_.end();
   for (auto it = free_.begin(); it != free_.end(); ++it)
-    if (it->end - it->begin >= len && (best == free_.end() || it->end - it->begin < best->end - best->begin))
-      best = it;
+    if (it->end - it->begin >= len && (best == free_.end() || it->end - it->begin < best->end - best->begin)) best = it;
   if (best == free_.end()) return std::nullopt;
   uint64_t at = best->begin;
   best->begin += len;
@@ -33,8 +32,10 @@ bool StringSpace::claim(uint64_t at, uint64_t len) {
     if (at < it->begin || at + len > it->end) continue;
     ByteRange after{at + len, it->end};
     it->end = at;
-    if (it->begin == it->end) it = free_.erase(it);
-    else ++it;
+    if (it->begin == it->end)
+      it = free_.erase(it);
+    else
+      ++it;
     if (after.begin < after.end) free_.insert(it, after);
     return true;
   }

@@ -81,7 +81,8 @@ Expected<uint64_t> count_up_to_next_table(const ElfView<E>& view, const DynamicT
                     tag == elf::DT_JMPREL || tag == elf::DT_RELR;
     if (is_table && addr > symtab && (!next || addr < *next)) next = addr;
   }
-  if (!next) return view.error("cannot count the dynamic symbols: no .dynsym section header, DT_HASH or following table");
+  if (!next)
+    return view.error("cannot count the dynamic symbols: no .dynsym section header, DT_HASH or following table");
   uint64_t bound = (*next - symtab) / sizeof(elf::Sym<E>);
   RUNPATCH_TRY(uint64_t off, view.offset_of_vaddr(symtab, bound * sizeof(elf::Sym<E>), "dynamic symbol table"));
   RUNPATCH_TRY(auto symbols, view.template table_at<elf::Sym<E>>(off, bound, "dynamic symbol table"));
@@ -98,7 +99,8 @@ Status locate_gnu_hash(const ElfView<E>& view, uint64_t vaddr, SymbolTables& t) 
   // The loader indexes the bloom filter with (hash / bits) & (maskwords - 1).
   if (t.gnu_buckets == 0 || t.gnu_maskwords == 0 || (t.gnu_maskwords & (t.gnu_maskwords - 1)) != 0)
     return view.error(fmt::format("GNU hash table has {} buckets and {} bloom words (a power of two is needed)",
-                                  t.gnu_buckets, t.gnu_maskwords), off);
+                                  t.gnu_buckets, t.gnu_maskwords),
+                      off);
   // The second bloom bit is (hash >> shift) % bits: a shift beyond the hash's 32 bits means nothing.
   if (t.gnu_shift >= 32)
     return view.error(fmt::format("GNU hash table has a bloom shift of {} (at most 31)", t.gnu_shift), off + 12);
@@ -138,7 +140,8 @@ Status locate_relocations(const ElfView<E>& view, const DynamicTable<E>& table, 
   if (table.find(elf::DT_JMPREL)) {
     auto kind = table.find(DT_PLTREL);
     if (!kind || (*kind != elf::DT_RELA && *kind != elf::DT_REL))
-      return view.error("DT_JMPREL relocations without a DT_PLTREL saying their kind", table.offset_of_entry(elf::DT_JMPREL));
+      return view.error("DT_JMPREL relocations without a DT_PLTREL saying their kind",
+                        table.offset_of_entry(elf::DT_JMPREL));
     RUNPATCH_CHECK(add(elf::DT_JMPREL, DT_PLTRELSZ, std::nullopt, *kind == elf::DT_RELA, "DT_JMPREL relocations"));
   }
   return {};
@@ -172,8 +175,9 @@ Expected<std::vector<std::string>> symbol_names(const ElfView<E>& view, const Dy
     uint64_t at = symbols[i].st_name;
     const void* nul = at < table.strtab_size ? std::memchr(strings + at, 0, table.strtab_size - at) : nullptr;
     if (!nul)
-      return view.error(fmt::format("dynamic symbol #{} names string {}, outside the string table or unterminated", i, at),
-                        table.strtab_offset);
+      return view.error(
+          fmt::format("dynamic symbol #{} names string {}, outside the string table or unterminated", i, at),
+          table.strtab_offset);
     names.emplace_back(strings + at, static_cast<const char*>(nul) - (strings + at));
   }
   return names;
@@ -188,7 +192,8 @@ void add_changed_span(std::vector<PlannedWrite>& writes, uint64_t offset, std::s
   while (first < last && before[first] == after[first]) ++first;
   while (last > first && before[last - 1] == after[last - 1]) --last;
   if (first < last)
-    writes.push_back({WritePhase::Commit, offset + first, std::vector<uint8_t>(after.begin() + first, after.begin() + last), what});
+    writes.push_back(
+        {WritePhase::Commit, offset + first, std::vector<uint8_t>(after.begin() + first, after.begin() + last), what});
 }
 
 }  // namespace
@@ -221,11 +226,12 @@ std::vector<FileRange> SymbolTables::ranges(uint64_t symbol_size) const {
 
 template <class E>
 Expected<SymbolTables> locate_symbol_tables(const ElfView<E>& view, const DynamicTable<E>& table,
-                                           std::optional<uint64_t> known_count) {
+                                            std::optional<uint64_t> known_count) {
   SymbolTables t;
   auto symtab = table.find(elf::DT_SYMTAB);
   if (!symtab) return view.error("no dynamic symbol table (.dynsym) to rename symbols in");
-  if (table.find(DT_MIPS_XHASH)) return view.error("renaming symbols of a MIPS file with DT_MIPS_XHASH is not supported");
+  if (table.find(DT_MIPS_XHASH))
+    return view.error("renaming symbols of a MIPS file with DT_MIPS_XHASH is not supported");
   if (table.find(elf::DT_SYMENT).value_or(sizeof(elf::Sym<E>)) != sizeof(elf::Sym<E>))
     return view.error("DT_SYMENT is not the size of a symbol", table.offset_of_entry(elf::DT_SYMENT));
   std::optional<uint64_t> nchain;
@@ -247,7 +253,8 @@ Expected<SymbolTables> locate_symbol_tables(const ElfView<E>& view, const Dynami
       t.gnu_symoffset = static_cast<uint32_t>(t.count);
     if (t.gnu_symoffset > t.count)
       return view.error(fmt::format("GNU hash symoffset {} is past the {} symbols", t.gnu_symoffset, t.count));
-    uint64_t size = 16 + uint64_t(t.gnu_maskwords) * sizeof(Addr<E>) + (uint64_t(t.gnu_buckets) + t.count - t.gnu_symoffset) * 4;
+    uint64_t size =
+        16 + uint64_t(t.gnu_maskwords) * sizeof(Addr<E>) + (uint64_t(t.gnu_buckets) + t.count - t.gnu_symoffset) * 4;
     RUNPATCH_TRY(t.gnu_hash->offset, view.offset_of_vaddr(*table.find(elf::DT_GNU_HASH), size, "GNU hash table"));
     t.gnu_hash->size = size;
   }
@@ -265,7 +272,8 @@ Expected<SymbolTables> locate_symbol_tables(const ElfView<E>& view, const Dynami
 template <class E>
 Expected<std::vector<SymbolEntry>> read_symbols(const ElfView<E>& view, const DynamicTable<E>& table,
                                                 const SymbolTables& tables) {
-  RUNPATCH_TRY(auto symbols, view.template table_at<elf::Sym<E>>(tables.symtab_offset, tables.count, "dynamic symbol table"));
+  RUNPATCH_TRY(auto symbols,
+               view.template table_at<elf::Sym<E>>(tables.symtab_offset, tables.count, "dynamic symbol table"));
   RUNPATCH_TRY(auto names, symbol_names(view, table, symbols));
   std::span<const Half<E>> versions;
   if (tables.versym_offset) {
@@ -274,7 +282,12 @@ Expected<std::vector<SymbolEntry>> read_symbols(const ElfView<E>& view, const Dy
   std::vector<SymbolEntry> out(tables.count);
   for (size_t i = 0; i < out.size(); ++i) {
     const auto& s = symbols[i];
-    out[i] = {std::move(names[i]), uint64_t(s.st_value), uint64_t(s.st_size), s.st_info, s.st_other, uint16_t(s.st_shndx),
+    out[i] = {std::move(names[i]),
+              uint64_t(s.st_value),
+              uint64_t(s.st_size),
+              s.st_info,
+              s.st_other,
+              uint16_t(s.st_shndx),
               versions.empty() ? uint16_t(0) : uint16_t(versions[i])};
   }
   return out;
@@ -286,13 +299,15 @@ Expected<std::vector<RelocationEntry>> read_relocations(const ElfView<E>& view, 
   std::set<uint64_t> seen;
   for (const auto& table : tables.relocations) {
     uint64_t entry = relocation_size<E>(table.rela);
-    RUNPATCH_TRY(auto fields, view.template table_at<Addr<E>>(table.range.offset, table.range.size / sizeof(Addr<E>), "relocations"));
+    RUNPATCH_TRY(auto fields, view.template table_at<Addr<E>>(table.range.offset, table.range.size / sizeof(Addr<E>),
+                                                              "relocations"));
     for (uint64_t i = 0; i < table.range.size / entry; ++i) {
       uint64_t offset = table.range.offset + i * entry;
       if (!seen.insert(offset).second) continue;
       const auto* f = &fields[i * (entry / sizeof(Addr<E>))];
       uint64_t info = f[1];
-      out.push_back({offset, uint64_t(f[0]), info_type<E>(info), table.rela ? uint64_t(f[2]) : 0, info_symbol<E>(info)});
+      out.push_back(
+          {offset, uint64_t(f[0]), info_type<E>(info), table.rela ? uint64_t(f[2]) : 0, info_symbol<E>(info)});
     }
   }
   return out;
@@ -326,7 +341,8 @@ Expected<std::vector<uint64_t>> sysv_hash_lookup(const ElfView<E>& view, const S
   std::vector<uint64_t> found;
   if (!t.sysv_hash) return found;
   uint64_t buckets_off = t.sysv_hash->offset + 8, chain_off = buckets_off + uint64_t(t.sysv_buckets) * 4;
-  RUNPATCH_TRY(uint32_t i, word_at(view, buckets_off + uint64_t(sysv_symbol_hash(name) % t.sysv_buckets) * 4, "hash bucket"));
+  RUNPATCH_TRY(uint32_t i,
+               word_at(view, buckets_off + uint64_t(sysv_symbol_hash(name) % t.sysv_buckets) * 4, "hash bucket"));
   // A corrupt chain may loop: no chain is longer than the table.
   for (uint64_t steps = 0; i != 0 && i < t.count && steps < t.count; ++steps) {
     if (symbols[i].name == name) found.push_back(i);
@@ -570,17 +586,17 @@ Status check_renamed_symbols(const ElfView<E>& old_view, const DynamicTable<E>& 
 }
 
 #define RUNPATCH_INSTANTIATE(E)                                                                                   \
-  template Expected<SymbolTables> locate_symbol_tables(const ElfView<E>&, const DynamicTable<E>&,              \
-                                                       std::optional<uint64_t>);                                \
-  template Expected<std::vector<SymbolEntry>> read_symbols(const ElfView<E>&, const DynamicTable<E>&,            \
-                                                           const SymbolTables&);                                 \
-  template Expected<std::vector<RelocationEntry>> read_relocations(const ElfView<E>&, const SymbolTables&);      \
-  template Expected<std::vector<uint64_t>> gnu_hash_lookup(const ElfView<E>&, const SymbolTables&,               \
-                                                           const std::vector<SymbolEntry>&, const std::string&); \
-  template Expected<std::vector<uint64_t>> sysv_hash_lookup(const ElfView<E>&, const SymbolTables&,              \
+  template Expected<SymbolTables> locate_symbol_tables(const ElfView<E>&, const DynamicTable<E>&,                 \
+                                                       std::optional<uint64_t>);                                  \
+  template Expected<std::vector<SymbolEntry>> read_symbols(const ElfView<E>&, const DynamicTable<E>&,             \
+                                                           const SymbolTables&);                                  \
+  template Expected<std::vector<RelocationEntry>> read_relocations(const ElfView<E>&, const SymbolTables&);       \
+  template Expected<std::vector<uint64_t>> gnu_hash_lookup(const ElfView<E>&, const SymbolTables&,                \
+                                                           const std::vector<SymbolEntry>&, const std::string&);  \
+  template Expected<std::vector<uint64_t>> sysv_hash_lookup(const ElfView<E>&, const SymbolTables&,               \
                                                             const std::vector<SymbolEntry>&, const std::string&); \
   template class SymbolRenamer<E>;                                                                                \
-  template Status check_renamed_symbols(const ElfView<E>&, const DynamicTable<E>&, const ElfView<E>&,            \
+  template Status check_renamed_symbols(const ElfView<E>&, const DynamicTable<E>&, const ElfView<E>&,             \
                                         const DynamicTable<E>&, const SymbolRenameMap&);
 RUNPATCH_INSTANTIATE(elf::Elf32LE)
 RUNPATCH_INSTANTIATE(elf::Elf32BE)

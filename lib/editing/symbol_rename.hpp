@@ -52,7 +52,7 @@ struct SymbolTables {
 // known_count: the number of symbols, when the caller knows it better (the verifier, from the old file).
 template <class E>
 Expected<SymbolTables> locate_symbol_tables(const ElfView<E>& view, const DynamicTable<E>& table,
-                                           std::optional<uint64_t> known_count = std::nullopt);
+                                            std::optional<uint64_t> known_count = std::nullopt);
 
 // One dynamic symbol, every field the loader reads, and its version index.
 struct SymbolEntry {
@@ -111,7 +111,7 @@ class SymbolRenamer {
   std::vector<std::string> names_;  // by old index, after the rename
   std::vector<bool> renamed_;       // by old index
   size_t renamed_count_ = 0;
-  std::vector<uint64_t> order_;     // new position -> old index
+  std::vector<uint64_t> order_;  // new position -> old index
   bool resorted_ = false;
 };
 

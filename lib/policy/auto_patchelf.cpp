@@ -115,8 +115,8 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
     return;
   }
   // FreeBSD and OpenBSD keep ld.so apart from libc: the script always keeps libc there.
-  bool keep_libc = o.keep_libc || info->identity.osabi == elf::ELFOSABI_FREEBSD ||
-                   info->identity.osabi == elf::ELFOSABI_OPENBSD;
+  bool keep_libc =
+      o.keep_libc || info->identity.osabi == elf::ELFOSABI_FREEBSD || info->identity.osabi == elf::ELFOSABI_OPENBSD;
   std::vector<std::string> rpath;
   if (info->interpreter) {
     out.set_interpreter = o.interpreter.has_value();

@@ -24,8 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-
 class Checker {
  public:
   Checker(const CheckOptions& o, ResolutionSession& session) : o_(o), session_(session) {}
@@ -42,7 +40,8 @@ class Checker {
                       "as before that edit, and the next edit reclaims them",
                       info.file_size - *info.interrupted_edit_tail, *info.interrupted_edit_tail));
     if (o_.interpreter && info.interpreter && *info.interpreter != *o_.interpreter)
-      add(CheckRule::WrongInterpreter, fmt::format("interpreter is {}, expected {}", *info.interpreter, *o_.interpreter));
+      add(CheckRule::WrongInterpreter,
+          fmt::format("interpreter is {}, expected {}", *info.interpreter, *o_.interpreter));
   }
 
  private:
@@ -66,20 +65,24 @@ class Checker {
     std::optional<size_t> driver_at;
     for (size_t i = 0; i < entries.size(); ++i) {
       const std::string& e = entries[i];
-      if (std::find(seen.begin(), seen.end(), e) != seen.end()) add(CheckRule::DuplicateEntry, fmt::format("'{}' appears more than once", e));
+      if (std::find(seen.begin(), seen.end(), e) != seen.end())
+        add(CheckRule::DuplicateEntry, fmt::format("'{}' appears more than once", e));
       seen.push_back(e);
       bool is_driver = std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
       if (is_driver && !driver_at) driver_at = i;
       if (looks_like_compat_dir(e) && driver_at)
-        add(CheckRule::CompatAfterDriver, fmt::format("cuda_compat directory '{}' comes after the driver directory '{}': "
-                                               "the driver's libcuda would win", e, entries[*driver_at]));
+        add(CheckRule::CompatAfterDriver,
+            fmt::format("cuda_compat directory '{}' comes after the driver directory '{}': "
+                        "the driver's libcuda would win",
+                        e, entries[*driver_at]));
       if (e.empty() || (e[0] != '/' && e.rfind("$ORIGIN", 0) != 0 && e.rfind("${ORIGIN}", 0) != 0)) {
         add(CheckRule::RelativeEntry, e.empty() ? "an empty entry means the current directory"
-                                        : fmt::format("'{}' is relative to the current directory", e));
+                                                : fmt::format("'{}' is relative to the current directory", e));
         continue;
       }
       if (is_stubs_directory(e))
-        add(CheckRule::StubsEntry, fmt::format("'{}' holds link-time stubs (e.g. libcuda.so); never search it at run time", e));
+        add(CheckRule::StubsEntry,
+            fmt::format("'{}' holds link-time stubs (e.g. libcuda.so); never search it at run time", e));
       check_rules_nix::entry_bloat(e, adder());
       for (const auto& prefix : o_.forbidden_prefixes)
         if (!prefix.empty() && e.rfind(prefix, 0) == 0)
@@ -112,8 +115,8 @@ class Checker {
       for (const auto& location : entry.locations) {
         std::error_code ec;
         if (location[0] == '=' && !fs::exists(under_root(o_.env.root, location.substr(1)), ec)) {
-          add(CheckRule::StaleLdcache, fmt::format("the resolution cache sends {} to {}, which no longer exists", entry.needed,
-                                           location.substr(1)));
+          add(CheckRule::StaleLdcache, fmt::format("the resolution cache sends {} to {}, which no longer exists",
+                                                   entry.needed, location.substr(1)));
           gone = true;
         }
       }
@@ -145,10 +148,13 @@ class Checker {
       if (edge.from != 0 || edge.dlopen || edge.resolution.path) continue;
       const std::string& name = edge.resolution.name;
       if (is_driver_library(name)) {
-        add(CheckRule::DriverLibrary, fmt::format("needs {}, which only the NVIDIA driver provides (the CUDA toolkit has "
-                                          "just the link-time stub lib/stubs/libcuda.so)", name));
+        add(CheckRule::DriverLibrary,
+            fmt::format("needs {}, which only the NVIDIA driver provides (the CUDA toolkit has "
+                        "just the link-time stub lib/stubs/libcuda.so)",
+                        name));
       } else {
-        add(CheckRule::UnresolvedNeeded, fmt::format("{} is not found ({} places tried)", name, edge.resolution.attempts.size()));
+        add(CheckRule::UnresolvedNeeded,
+            fmt::format("{} is not found ({} places tried)", name, edge.resolution.attempts.size()));
       }
     }
     check_rules_nix::version_mix(*tree, adder());
@@ -166,7 +172,8 @@ class Checker {
         return std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
       });
       if (!has_driver)
-        add(CheckRule::DriverDirMissing, fmt::format("needs or dlopens libcuda.so.1 but its runpath lacks {}", o_.driver_dirs.front()));
+        add(CheckRule::DriverDirMissing,
+            fmt::format("needs or dlopens libcuda.so.1 but its runpath lacks {}", o_.driver_dirs.front()));
     }
   }
 
@@ -224,11 +231,11 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
     if (machines.size() > 1 && majority != machines.end() &&
         std::make_pair(info.identity.elf_class, info.identity.machine) != majority->first &&
         !options.disabled.count(std::string(rule_info(CheckRule::ForeignMachine).id)))
-      per_file[k].push_back({std::string(rule_info(CheckRule::ForeignMachine).id),
-                             rule_info(CheckRule::ForeignMachine).severity, info.path,
-                             fmt::format("{} {} among {} {} files", info.identity.elf_class == ElfClass::Elf64 ? "ELF64" : "ELF32",
-                                         machine_name(info.identity.machine), majority->second,
-                                         machine_name(majority->first.second))});
+      per_file[k].push_back(
+          {std::string(rule_info(CheckRule::ForeignMachine).id), rule_info(CheckRule::ForeignMachine).severity,
+           info.path,
+           fmt::format("{} {} among {} {} files", info.identity.elf_class == ElfClass::Elf64 ? "ELF64" : "ELF32",
+                       machine_name(info.identity.machine), majority->second, machine_name(majority->first.second))});
     if (options.progress) options.progress(done.fetch_add(1) + 1, dynamic.size());
     std::lock_guard lock(pool_mutex);
     pool.push_back(std::move(session));
@@ -252,8 +259,8 @@ std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& t
   // A stub libcuda actually loaded (not just reachable): the strongest form of runtime-stub.
   auto stub = [&](const std::string& path, const ElfInfo& info) {
     if (is_stub_libcuda(info))
-      add(CheckRule::RuntimeStub, fmt::format("loads {}, the toolkit's stub ({} bytes of code): every CUDA call fails", path,
-                                      info.code_size));
+      add(CheckRule::RuntimeStub,
+          fmt::format("loads {}, the toolkit's stub ({} bytes of code): every CUDA call fails", path, info.code_size));
   };
   for (const auto& o : tree.objects) stub(o.path, *o.info);
   for (const auto& e : tree.edges)  // a dlopen'ed libcuda is not among the loaded objects

@@ -35,7 +35,8 @@ void compat_entries(const std::vector<std::string>& entries, const std::vector<s
   }
 }
 
-void libcuda_own_search(const DependencyTree& tree, const std::vector<std::string>& driver_dirs, const AddFinding& add) {
+void libcuda_own_search(const DependencyTree& tree, const std::vector<std::string>& driver_dirs,
+                        const AddFinding& add) {
   if (tree.objects.empty()) return;
   const ElfInfo& self = *tree.objects[0].info;
   if (!self.soname || self.soname->rfind("libcuda.so", 0) != 0) return;

@@ -60,8 +60,9 @@ std::string kept_alive(const std::string& entry, const fs::path& host_dir, const
   auto store = parse_store_path(entry);
   auto own = parse_store_path(file);
   if (store && own && store->root == own->root) return "";
-  fs::path measured = store ? fs::path(host_dir.string().substr(0, host_dir.string().size() - (entry.size() - store->root.size())))
-                            : host_dir;
+  fs::path measured =
+      store ? fs::path(host_dir.string().substr(0, host_dir.string().size() - (entry.size() - store->root.size())))
+            : host_dir;
   auto bytes = directory_bytes(measured);
   if (!bytes) return "";
   return fmt::format("; it keeps {} alive ({})", measured.string(), bytes_text(*bytes));
@@ -104,16 +105,22 @@ void entry_bloat(const std::string& entry, const AddFinding& add) {
   if (store) {
     static const std::set<std::string> build_outputs = {"dev", "static", "doc", "devdoc", "man", "info"};
     if (build_outputs.count(store->output))
-      add(CheckRule::ClosureBloat, fmt::format("'{}' points into the -{} output of {}: a build-time output becomes a runtime "
-                                       "dependency", entry, store->output, store->name));
+      add(CheckRule::ClosureBloat,
+          fmt::format("'{}' points into the -{} output of {}: a build-time output becomes a runtime "
+                      "dependency",
+                      entry, store->output, store->name));
     if (store->name == "cudatoolkit")
-      add(CheckRule::ClosureBloat, fmt::format("'{}' points into the monolithic cudatoolkit (gigabytes): depend on the split "
-                                       "cudaPackages.* libraries instead", entry));
-    static const std::set<std::string> compilers = {"gcc", "gcc-unwrapped", "clang", "clang-unwrapped", "binutils",
-                                                    "binutils-unwrapped"};
+      add(CheckRule::ClosureBloat,
+          fmt::format("'{}' points into the monolithic cudatoolkit (gigabytes): depend on the split "
+                      "cudaPackages.* libraries instead",
+                      entry));
+    static const std::set<std::string> compilers = {"gcc",      "gcc-unwrapped",     "clang", "clang-unwrapped",
+                                                    "binutils", "binutils-unwrapped"};
     if (compilers.count(store->name))
-      add(CheckRule::ClosureBloat, fmt::format("'{}' points into the compiler {}: link its runtime library (e.g. libstdc++ "
-                                       "from gcc.cc.lib) instead", entry, store->name));
+      add(CheckRule::ClosureBloat,
+          fmt::format("'{}' points into the compiler {}: link its runtime library (e.g. libstdc++ "
+                      "from gcc.cc.lib) instead",
+                      entry, store->name));
   } else if (entry.find("/lib/gcc/") != std::string::npos) {
     add(CheckRule::ClosureBloat, fmt::format("'{}' is a compiler directory", entry));
   }
@@ -123,8 +130,10 @@ void entry_stub(const std::string& entry, const fs::path& host_dir, const AddFin
   for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
     auto info = read_elf_info(host_dir / name);
     if (info && is_stub_libcuda(*info)) {
-      add(CheckRule::RuntimeStub, fmt::format("'{}' holds {}, the toolkit's stub ({} bytes of code): a program would load it "
-                                      "instead of the driver's and fail every CUDA call", entry, name, info->code_size));
+      add(CheckRule::RuntimeStub,
+          fmt::format("'{}' holds {}, the toolkit's stub ({} bytes of code): a program would load it "
+                      "instead of the driver's and fail every CUDA call",
+                      entry, name, info->code_size));
       return;
     }
   }
@@ -178,9 +187,10 @@ void shadowing(const DependencyTree& tree, const DependencyTree& by_runpath, con
     auto it = runpath_choice.find({tree.objects[e.from].path, e.resolution.name});
     if (it == runpath_choice.end() || it->second == *e.resolution.path) continue;
     add(CheckRule::LdLibraryPathShadowing,
-        fmt::format("{} for {}: LD_LIBRARY_PATH gives {}, the runpath would give {}{}", e.resolution.name,
-                    tree.objects[e.from].path, *e.resolution.path, it->second,
-                    e.resolution.name.rfind("libcuda.so", 0) == 0 ? " (a cuda_compat or driver choice is overridden)" : ""));
+        fmt::format(
+            "{} for {}: LD_LIBRARY_PATH gives {}, the runpath would give {}{}", e.resolution.name,
+            tree.objects[e.from].path, *e.resolution.path, it->second,
+            e.resolution.name.rfind("libcuda.so", 0) == 0 ? " (a cuda_compat or driver choice is overridden)" : ""));
   }
 }
 

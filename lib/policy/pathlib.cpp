@@ -10,8 +10,10 @@ namespace runpatch::pathlib {
 
 std::string normalize(const std::string& text) {
   std::string root;
-  if (text.starts_with("//") && !text.starts_with("///")) root = "//";
-  else if (text.starts_with("/")) root = "/";
+  if (text.starts_with("//") && !text.starts_with("///"))
+    root = "//";
+  else if (text.starts_with("/"))
+    root = "/";
   std::string out = root;
   size_t i = 0;
   while (i <= text.size()) {
@@ -96,8 +98,10 @@ void walk(const std::string& dir, const std::string& pattern, bool recursive, st
 std::vector<std::string> glob(const std::string& path, const std::string& pattern, bool recursive) {
   std::string p = normalize(path);
   std::vector<std::string> out;
-  if (stat_is_dir(p)) walk(p, pattern, recursive, out);
-  else if (fnmatch(pattern, name(p))) out.push_back(p);
+  if (stat_is_dir(p))
+    walk(p, pattern, recursive, out);
+  else if (fnmatch(pattern, name(p)))
+    out.push_back(p);
   return out;
 }
 

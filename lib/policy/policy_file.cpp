@@ -26,7 +26,8 @@ std::string json_kind(const nlohmann::json& value) {
 }
 
 std::string expectation(EntryKind kind) {
-  return kind == EntryKind::Prefix ? "an absolute directory prefix" : "an absolute directory or one starting with $ORIGIN";
+  return kind == EntryKind::Prefix ? "an absolute directory prefix"
+                                   : "an absolute directory or one starting with $ORIGIN";
 }
 
 // An empty or relative runpath entry would be searched relative to the
@@ -41,8 +42,8 @@ Expected<std::vector<std::string>> entry_list(const nlohmann::json& value, const
                                               const std::string& origin, EntryKind kind) {
   std::string expected = expectation(kind);
   if (!value.is_string() && !value.is_array())
-    return make_error(origin, fmt::format("\"{}\": expected {} or a list of them, got {}", key, expected,
-                                          json_kind(value)));
+    return make_error(origin,
+                      fmt::format("\"{}\": expected {} or a list of them, got {}", key, expected, json_kind(value)));
   nlohmann::json items = value.is_string() ? nlohmann::json::array({value}) : value;
   std::vector<std::string> out;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -70,8 +71,8 @@ Expected<void> read_driver(const nlohmann::json& value, const std::string& origi
     return {};
   }
   if (!value.is_string() && !value.is_array())
-    return make_error(origin, fmt::format("\"driver\": expected true, false or absolute directories, got {}",
-                                          json_kind(value)));
+    return make_error(
+        origin, fmt::format("\"driver\": expected true, false or absolute directories, got {}", json_kind(value)));
   RUNPATCH_TRY(policy.driver_dirs, entry_list(value, "driver", origin, EntryKind::RunpathEntry));
   if (policy.driver_dirs.empty())
     return make_error(origin, "\"driver\": expected at least one directory (or false), got an empty list");

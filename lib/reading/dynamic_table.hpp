@@ -14,9 +14,9 @@ namespace runpatch {
 
 template <class E>
 struct DynamicTable {
-  uint64_t offset = 0;                    // file offset of the first entry
-  std::span<const elf::Dyn<E>> slots;     // every entry PT_DYNAMIC holds
-  size_t used = 0;                        // entries before the first DT_NULL
+  uint64_t offset = 0;                 // file offset of the first entry
+  std::span<const elf::Dyn<E>> slots;  // every entry PT_DYNAMIC holds
+  size_t used = 0;                     // entries before the first DT_NULL
   uint64_t strtab_vaddr = 0;
   uint64_t strtab_offset = 0;
   uint64_t strtab_size = 0;
@@ -48,8 +48,8 @@ Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view) {
   if (!ph || ph->p_filesz == 0) return std::optional<DynamicTable<E>>();
   DynamicTable<E> table;
   table.offset = ph->p_offset;
-  RUNPATCH_TRY(table.slots, view.template table_at<Dyn>(ph->p_offset, uint64_t(ph->p_filesz) / sizeof(Dyn),
-                                                       "dynamic section"));
+  RUNPATCH_TRY(table.slots,
+               view.template table_at<Dyn>(ph->p_offset, uint64_t(ph->p_filesz) / sizeof(Dyn), "dynamic section"));
   table.used = table.slots.size();
   for (size_t i = 0; i < table.slots.size(); ++i)
     if (table.slots[i].d_tag == elf::DT_NULL) {
@@ -59,12 +59,12 @@ Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view) {
   auto strtab = table.find(elf::DT_STRTAB);
   auto strsz = table.find(elf::DT_STRSZ);
   if (strtab.has_value() != strsz.has_value())
-    return view.error(strtab ? "dynamic section has DT_STRTAB but no DT_STRSZ"
-                             : "dynamic section has DT_STRSZ but no DT_STRTAB",
-                      table.offset);
+    return view.error(
+        strtab ? "dynamic section has DT_STRTAB but no DT_STRSZ" : "dynamic section has DT_STRSZ but no DT_STRTAB",
+        table.offset);
   if (strtab) {
-    RUNPATCH_TRY(table.strtab_offset, view.offset_of_vaddr(*strtab, *strsz, "dynamic string table",
-                                                           table.offset_of_entry(elf::DT_STRTAB)));
+    RUNPATCH_TRY(table.strtab_offset,
+                 view.offset_of_vaddr(*strtab, *strsz, "dynamic string table", table.offset_of_entry(elf::DT_STRTAB)));
     table.strtab_vaddr = *strtab;
     table.strtab_size = *strsz;
     table.has_strtab = true;
@@ -74,11 +74,10 @@ Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view) {
 
 // The string a string-valued dynamic tag names.
 template <class E>
-Expected<std::string_view> dynamic_string(const ElfView<E>& view, const DynamicTable<E>& table,
-                                          uint64_t index, std::string_view what) {
+Expected<std::string_view> dynamic_string(const ElfView<E>& view, const DynamicTable<E>& table, uint64_t index,
+                                          std::string_view what) {
   if (!table.has_strtab)
-    return view.error(fmt::format("{} names a string but the file has no DT_STRTAB", what),
-                      table.offset);
+    return view.error(fmt::format("{} names a string but the file has no DT_STRTAB", what), table.offset);
   return view.string_at(table.strtab_offset, table.strtab_size, index, what);
 }
 

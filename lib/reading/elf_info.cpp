@@ -29,8 +29,7 @@ Status read_interpreter(const ElfView<E>& view, ElfInfo& info) {
   const auto* ph = view.find_phdr(elf::PT_INTERP);
   if (!ph || ph->p_filesz == 0) return {};  // no contents: separate debug info
   if (!view.in_file(ph->p_offset, ph->p_filesz))
-    return view.error(fmt::format("PT_INTERP ({} bytes) lies outside the file", uint64_t(ph->p_filesz)),
-                      ph->p_offset);
+    return view.error(fmt::format("PT_INTERP ({} bytes) lies outside the file", uint64_t(ph->p_filesz)), ph->p_offset);
   RUNPATCH_TRY(auto interp, view.string_at(ph->p_offset, ph->p_filesz, 0, "interpreter"));
   info.interpreter = std::string(interp);
   return {};
@@ -79,8 +78,8 @@ Status read_dynamic_facts(const ElfView<E>& view, ElfInfo& info) {
     const char* name = string_tag_name(tag);
     if (!name) continue;
     RUNPATCH_TRY(auto text, dynamic_string(view, *table, d.d_val, name));
-    std::optional<std::string>* slot = tag == elf::DT_RUNPATH ? &info.runpath
-                                       : tag == elf::DT_RPATH ? &info.rpath
+    std::optional<std::string>* slot = tag == elf::DT_RUNPATH  ? &info.runpath
+                                       : tag == elf::DT_RPATH  ? &info.rpath
                                        : tag == elf::DT_SONAME ? &info.soname
                                                                : nullptr;
     if (!slot) {
@@ -142,12 +141,8 @@ bool ElfInfo::is_pie() const {
 bool ElfInfo::is_static_pie() const {
   return type == elf::ET_DYN && has_dynamic && !interpreter && (flags_1 & elf::DF_1_PIE);
 }
-bool ElfInfo::is_shared_library() const {
-  return type == elf::ET_DYN && has_dynamic && !is_pie() && !is_static_pie();
-}
-bool ElfInfo::is_executable() const {
-  return type == elf::ET_EXEC || is_pie() || is_static_pie();
-}
+bool ElfInfo::is_shared_library() const { return type == elf::ET_DYN && has_dynamic && !is_pie() && !is_static_pie(); }
+bool ElfInfo::is_executable() const { return type == elf::ET_EXEC || is_pie() || is_static_pie(); }
 bool ElfInfo::nodeflib() const { return flags_1 & elf::DF_1_NODEFLIB; }
 
 std::string ElfInfo::kind() const {

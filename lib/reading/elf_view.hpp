@@ -93,12 +93,11 @@ class ElfView {
       uint64_t off = uint64_t(ph.p_offset) + (vaddr - start);
       uint64_t rel = vaddr - start;
       if (size > filesz - rel && size > mapped_run_from(ph) - rel) continue;
-      if (!in_file(off, size))
-        return error(fmt::format("{} at address {:#x} maps past end of file", what, vaddr), off);
+      if (!in_file(off, size)) return error(fmt::format("{} at address {:#x} maps past end of file", what, vaddr), off);
       return off;
     }
-    return error(fmt::format("{} at address {:#x} (size {}) lies in no loadable segment", what,
-                             vaddr, size), referenced_at);
+    return error(fmt::format("{} at address {:#x} (size {}) lies in no loadable segment", what, vaddr, size),
+                 referenced_at);
   }
 
   // Bytes from the start of segment on that the file maps contiguously: its own
@@ -141,8 +140,7 @@ class ElfView {
   Expected<std::string_view> string_at(uint64_t table_off, uint64_t table_size, uint64_t index,
                                        std::string_view what) const {
     if (index >= table_size)
-      return error(fmt::format("{} string index {} is outside the string table (size {})", what,
-                               index, table_size),
+      return error(fmt::format("{} string index {} is outside the string table (size {})", what, index, table_size),
                    table_off);
     uint64_t rest = table_size - index;
     // Read on demand, a string is looked for in a short piece first: tables
@@ -153,14 +151,11 @@ class ElfView {
       if (const void* nul = std::memchr(begin, 0, piece))
         return std::string_view(begin, static_cast<const char*>(nul) - begin);
       if (piece == rest)
-        return error(fmt::format("{} string at index {} is not NUL-terminated", what, index),
-                     table_off + index);
+        return error(fmt::format("{} string at index {} is not NUL-terminated", what, index), table_off + index);
     }
   }
 
-  bool in_file(uint64_t off, uint64_t size) const {
-    return off <= size_ && size <= size_ - off;
-  }
+  bool in_file(uint64_t off, uint64_t size) const { return off <= size_ && size <= size_ - off; }
 
  private:
   ElfView(std::span<const uint8_t> bytes, const FileReader* reader, uint64_t size, std::string path)
@@ -168,8 +163,7 @@ class ElfView {
 
   Status validate() {
     if (size_ < sizeof(Ehdr))
-      return error(fmt::format("truncated ELF header ({} of {} bytes)", size_,
-                               sizeof(Ehdr)), size_);
+      return error(fmt::format("truncated ELF header ({} of {} bytes)", size_, sizeof(Ehdr)), size_);
     ehdr_ = reinterpret_cast<const Ehdr*>(data_at(0, sizeof(Ehdr)));
     if (!ehdr_) return error("cannot read the ELF header", 0);
     const Ehdr& eh = ehdr();
@@ -184,8 +178,7 @@ class ElfView {
     uint64_t shoff = eh.e_shoff;
     if (shoff == 0) return {};  // stripped of section headers: allowed
     if (eh.e_shentsize != sizeof(Shdr))
-      return error(fmt::format("section header size is {} bytes, expected {}",
-                               uint16_t(eh.e_shentsize), sizeof(Shdr)),
+      return error(fmt::format("section header size is {} bytes, expected {}", uint16_t(eh.e_shentsize), sizeof(Shdr)),
                    offsetof(Ehdr, e_shentsize));
     uint64_t count = eh.e_shnum;
     if (count == 0) {  // extended numbering: section header 0 holds the count
@@ -197,8 +190,7 @@ class ElfView {
     RUNPATCH_TRY(shdrs_, table_at<Shdr>(shoff, count, "section header table"));
     shstrndx_ = eh.e_shstrndx == elf::SHN_XINDEX ? uint32_t(shdrs_[0].sh_link) : eh.e_shstrndx;
     if (shstrndx_ >= count && shstrndx_ != elf::SHN_UNDEF)
-      return error(fmt::format("section name table index {} is out of range ({} sections)",
-                               shstrndx_, count),
+      return error(fmt::format("section name table index {} is out of range ({} sections)", shstrndx_, count),
                    offsetof(Ehdr, e_shstrndx));
     return {};
   }
@@ -208,20 +200,18 @@ class ElfView {
     uint64_t count = eh.e_phnum;
     if (count == elf::PN_XNUM) {
       if (shdrs_.empty())
-        return error("e_phnum is PN_XNUM but there is no section header 0 to hold the count",
-                     offsetof(Ehdr, e_phnum));
+        return error("e_phnum is PN_XNUM but there is no section header 0 to hold the count", offsetof(Ehdr, e_phnum));
       count = shdrs_[0].sh_info;
     }
     if (count == 0) return {};
     if (eh.e_phentsize != sizeof(Phdr))
-      return error(fmt::format("program header size is {} bytes, expected {}",
-                               uint16_t(eh.e_phentsize), sizeof(Phdr)),
+      return error(fmt::format("program header size is {} bytes, expected {}", uint16_t(eh.e_phentsize), sizeof(Phdr)),
                    offsetof(Ehdr, e_phentsize));
     RUNPATCH_TRY(phdrs_, table_at<Phdr>(eh.e_phoff, count, "program header table"));
     return {};
   }
 
-  std::span<const uint8_t> bytes_;       // the whole file, when mapped
+  std::span<const uint8_t> bytes_;      // the whole file, when mapped
   const FileReader* reader_ = nullptr;  // else the file, read on demand
   uint64_t size_ = 0;
   const Ehdr* ehdr_ = nullptr;

@@ -36,7 +36,10 @@ FileReader FileReader::from_source(Source source, uint64_t size, std::string pat
 }
 
 FileReader::FileReader(FileReader&& other) noexcept
-    : fd_(other.fd_), source_(std::move(other.source_)), path_(std::move(other.path_)), size_(other.size_),
+    : fd_(other.fd_),
+      source_(std::move(other.source_)),
+      path_(std::move(other.path_)),
+      size_(other.size_),
       windows_(std::move(other.windows_)) {
   other.fd_ = -1;
 }

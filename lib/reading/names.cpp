@@ -48,10 +48,12 @@ std::string type_name(uint16_t type) {
 
 std::vector<std::string> flags_1_names(uint64_t flags_1) {
   static constexpr std::pair<uint64_t, const char*> kNames[] = {
-      {elf::DF_1_NOW, "NOW"},         {elf::DF_1_GLOBAL, "GLOBAL"},       {elf::DF_1_GROUP, "GROUP"},
-      {elf::DF_1_NODELETE, "NODELETE"}, {elf::DF_1_LOADFLTR, "LOADFLTR"}, {elf::DF_1_INITFIRST, "INITFIRST"},
-      {elf::DF_1_NOOPEN, "NOOPEN"},   {elf::DF_1_ORIGIN, "ORIGIN"},       {elf::DF_1_DIRECT, "DIRECT"},
-      {elf::DF_1_INTERPOSE, "INTERPOSE"}, {elf::DF_1_NODEFLIB, "NODEFLIB"}, {elf::DF_1_NODUMP, "NODUMP"},
+      {elf::DF_1_NOW, "NOW"},           {elf::DF_1_GLOBAL, "GLOBAL"},
+      {elf::DF_1_GROUP, "GROUP"},       {elf::DF_1_NODELETE, "NODELETE"},
+      {elf::DF_1_LOADFLTR, "LOADFLTR"}, {elf::DF_1_INITFIRST, "INITFIRST"},
+      {elf::DF_1_NOOPEN, "NOOPEN"},     {elf::DF_1_ORIGIN, "ORIGIN"},
+      {elf::DF_1_DIRECT, "DIRECT"},     {elf::DF_1_INTERPOSE, "INTERPOSE"},
+      {elf::DF_1_NODEFLIB, "NODEFLIB"}, {elf::DF_1_NODUMP, "NODUMP"},
       {elf::DF_1_PIE, "PIE"},
   };
   std::vector<std::string> names;

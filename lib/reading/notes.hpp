@@ -11,13 +11,13 @@
 namespace runpatch {
 
 struct NoteRef {
-  size_t segment = 0;       // index of the PT_NOTE program header
-  uint64_t offset = 0;      // of the note header in the file
-  uint64_t size = 0;        // header, name and descriptor with their padding (may end past the segment)
+  size_t segment = 0;   // index of the PT_NOTE program header
+  uint64_t offset = 0;  // of the note header in the file
+  uint64_t size = 0;    // header, name and descriptor with their padding (may end past the segment)
   uint32_t type = 0;
-  std::string_view name;    // n_namesz bytes, NUL included when the writer put one
+  std::string_view name;  // n_namesz bytes, NUL included when the writer put one
   std::span<const uint8_t> descriptor;
-  bool alone = false;       // the only note of its segment
+  bool alone = false;  // the only note of its segment
 };
 
 // segment_type: PT_NOTE (what the loader walks), or PT_GNU_PROPERTY, which holds notes too.
@@ -57,8 +57,8 @@ void for_each_note(const ElfView<E>& view, Visit&& visit, uint32_t segment_type 
 
 inline bool note_named(const NoteRef& note, std::string_view name) {
   // The name is stored with its NUL; a writer that left it out is still recognised.
-  return note.name == name || (note.name.size() == name.size() + 1 && note.name.substr(0, name.size()) == name &&
-                               note.name.back() == '\0');
+  return note.name == name ||
+         (note.name.size() == name.size() + 1 && note.name.substr(0, name.size()) == name && note.name.back() == '\0');
 }
 
 }  // namespace runpatch

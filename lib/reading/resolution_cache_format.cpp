@@ -32,8 +32,7 @@ Expected<ResolutionCache> decode_resolution_cache(std::span<const uint8_t> descr
     return text;
   };
   for (;;) {
-    if (at >= descriptor.size())
-      return make_error("", "resolution cache: descriptor ends without its closing NUL");
+    if (at >= descriptor.size()) return make_error("", "resolution cache: descriptor ends without its closing NUL");
     RUNPATCH_TRY(std::string needed, next_string("library name"));
     if (needed.empty()) break;  // the closing NUL
     RUNPATCH_TRY(std::string joined, next_string("location list"));

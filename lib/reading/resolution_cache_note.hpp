@@ -24,8 +24,10 @@ void read_resolution_cache_note(const ElfView<E>& view, ElfInfo& info) {
   ResolutionCacheNote out;
   out.offset = note->offset;
   out.size = note->size;
-  if (auto decoded = decode_resolution_cache(note->descriptor)) out.entries = std::move(*decoded);
-  else out.defect = decoded.error().what;
+  if (auto decoded = decode_resolution_cache(note->descriptor))
+    out.entries = std::move(*decoded);
+  else
+    out.defect = decoded.error().what;
   info.resolution_cache = std::move(out);
 }
 

@@ -19,8 +19,10 @@ std::string xml_escape(const std::string& text) {
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += fmt::format("&#{};", int(c));
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+          out += fmt::format("&#{};", int(c));
+        else
+          out += c;
     }
   }
   return out;
@@ -35,8 +37,10 @@ std::string percent_encode_path(std::string_view path) {
     auto byte = static_cast<unsigned char>(c);
     bool keep = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') || (byte >= '0' && byte <= '9') ||
                 c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
-    if (keep) out += c;
-    else out += fmt::format("%{:02X}", byte);
+    if (keep)
+      out += c;
+    else
+      out += fmt::format("%{:02X}", byte);
   }
   return out;
 }
@@ -76,15 +80,16 @@ std::string format_check_text(const CheckReport& report, bool color, bool summar
     ++counts[static_cast<int>(f.severity)];
   }
   if (summary)
-    out += fmt::format("{} files checked: {} errors, {} warnings, {} notes\n", report.files.size(), counts[2], counts[1],
-                       counts[0]);
+    out += fmt::format("{} files checked: {} errors, {} warnings, {} notes\n", report.files.size(), counts[2],
+                       counts[1], counts[0]);
   return out;
 }
 
 nlohmann::json check_json(const CheckReport& report) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : report.findings)
-    findings.push_back({{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"file", f.file}, {"message", f.message}});
+    findings.push_back(
+        {{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"file", f.file}, {"message", f.message}});
   nlohmann::json loaders = nlohmann::json::object();
   for (const auto& [file, model] : report.loaders) loaders[file] = loader_model_json(model);
   return {{"files_checked", report.files.size()}, {"loaders", loaders}, {"findings", findings}};
@@ -103,9 +108,10 @@ std::string check_junit(const CheckReport& report, Severity fail_on) {
     if (!failing.empty()) {
       ++failures;
       std::string details;
-      for (const auto* f : failing) details += fmt::format("{} {}: {}\n", severity_name(f->severity), f->rule, f->message);
-      cases += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ", xml_escape(failing[0]->rule),
-                           xml_escape(failing[0]->message), xml_escape(details));
+      for (const auto* f : failing)
+        details += fmt::format("{} {}: {}\n", severity_name(f->severity), f->rule, f->message);
+      cases += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
+                           xml_escape(failing[0]->rule), xml_escape(failing[0]->message), xml_escape(details));
     }
     cases += "</testcase>\n";
   }
@@ -126,18 +132,20 @@ nlohmann::json check_sarif(const CheckReport& report, const std::string& version
                      {"defaultConfiguration", {{"level", level(r.severity)}}}});
   nlohmann::json results = nlohmann::json::array();
   for (const auto& f : report.findings)
-    results.push_back({{"ruleId", f.rule},
-                       {"level", level(f.severity)},
-                       {"message", {{"text", f.message}}},
-                       // A binary file has no lines, but code scanning shows only results with a
-                       // region.startLine: the finding is about the whole file, from its first line.
-                       {"locations",
-                        {{{"physicalLocation",
-                           {{"artifactLocation", sarif_artifact_location(f.file)}, {"region", {{"startLine", 1}}}}}}}}});
+    results.push_back(
+        {{"ruleId", f.rule},
+         {"level", level(f.severity)},
+         {"message", {{"text", f.message}}},
+         // A binary file has no lines, but code scanning shows only results with a
+         // region.startLine: the finding is about the whole file, from its first line.
+         {"locations",
+          {{{"physicalLocation",
+             {{"artifactLocation", sarif_artifact_location(f.file)}, {"region", {{"startLine", 1}}}}}}}}});
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"version", "2.1.0"},
-          {"runs", {{{"tool", {{"driver", {{"name", "runpatch"}, {"version", version}, {"rules", rules}}}}},
-                     {"results", results}}}}};
+          {"runs",
+           {{{"tool", {{"driver", {{"name", "runpatch"}, {"version", version}, {"rules", rules}}}}},
+             {"results", results}}}}};
 }
 
 std::string format_findings(const std::vector<Finding>& findings) {

@@ -62,7 +62,8 @@ std::string format_doctor(const DoctorReport& report, bool color) {
     out += fmt::format("  libcuda.so.1 for {} ({}):\n", load.loader, load.how);
     out += load.chosen ? "    loads    " + candidate_text(*load.chosen) + "\n" : "    loads    nothing\n";
     for (const auto& s : load.shadowed) out += "    shadows  " + candidate_text(s) + "\n";
-    out += fmt::format("    verdict  {}{}{}: {}\n", ok ? green : red, verdict_name(load.verdict), reset, load.explanation);
+    out +=
+        fmt::format("    verdict  {}{}{}: {}\n", ok ? green : red, verdict_name(load.verdict), reset, load.explanation);
     if (!load.fix.empty()) out += "    fix      " + load.fix + "\n";
   }
   return out;

@@ -51,11 +51,13 @@ std::string format_elf_info(const ElfInfo& info) {
   auto flags = flags_1_names(info.flags_1);
   line("flags_1", flags.empty() ? "-" : fmt::format("{}", fmt::join(flags, " ")));
   for (const auto& d : info.dlopen)
-    line("dlopen", fmt::format("{} ({}{})", fmt::join(d.sonames, " | "), d.priority.empty() ? "" : d.priority + ", ",
-                               d.feature));
+    line("dlopen",
+         fmt::format("{} ({}{})", fmt::join(d.sonames, " | "), d.priority.empty() ? "" : d.priority + ", ", d.feature));
   if (const auto& note = info.resolution_cache) {
-    if (!note->defect.empty()) line("ldcache", "unreadable: " + note->defect);
-    else if (note->entries.empty()) line("ldcache", "empty");
+    if (!note->defect.empty())
+      line("ldcache", "unreadable: " + note->defect);
+    else if (note->entries.empty())
+      line("ldcache", "empty");
     for (const auto& e : note->entries) line("ldcache", format_resolution_cache_entry(e));
   }
   if (!info.duplicate_tags.empty())

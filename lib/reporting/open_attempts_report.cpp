@@ -22,8 +22,11 @@ nlohmann::json open_attempts_json(const OpenAttemptStats& stats) {
   nlohmann::json needed = nlohmann::json::array();
   for (const auto& n : stats.needed)
     needed.push_back({{"name", n.name}, {"without_note", n.without_note}, {"with_note", n.with_note}});
-  return {{"without_note", stats.without_note}, {"with_note", stats.with_note}, {"note_in_file", stats.note_in_file},
-          {"note_possible", stats.note_possible}, {"needed", needed}};
+  return {{"without_note", stats.without_note},
+          {"with_note", stats.with_note},
+          {"note_in_file", stats.note_in_file},
+          {"note_possible", stats.note_possible},
+          {"needed", needed}};
 }
 
 }  // namespace runpatch

@@ -10,10 +10,8 @@ namespace {
 
 std::string source_label(const Resolution& r) {
   switch (r.via) {
-    case FoundVia::Rpath:
-      return r.via_object.empty() ? "rpath" : "rpath of " + r.via_object;
-    default:
-      return found_via_name(r.via);
+    case FoundVia::Rpath: return r.via_object.empty() ? "rpath" : "rpath of " + r.via_object;
+    default: return found_via_name(r.via);
   }
 }
 
@@ -88,7 +86,8 @@ std::string format_tree(const DependencyTree& tree, bool color) {
 
 nlohmann::json resolution_json(const Resolution& r) {
   nlohmann::json attempts = nlohmann::json::array();
-  for (const auto& a : r.attempts) attempts.push_back({{"path", a.path}, {"outcome", a.outcome_text()}, {"rule", a.rule}});
+  for (const auto& a : r.attempts)
+    attempts.push_back({{"path", a.path}, {"outcome", a.outcome_text()}, {"rule", a.rule}});
   return {{"name", r.name},
           {"path", r.path ? nlohmann::json(*r.path) : nlohmann::json(nullptr)},
           {"via", found_via_name(r.via)},

@@ -48,9 +48,9 @@ void SearchEnvironment::complete_from_host_loader() {
   if (!ask_host_loader) return;
   ask_host_loader = false;
   // The loader that runs this very program is the host's.
-  for (const char* host_loader : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux.so.2",
-                             "/lib64/ld64.so.2", "/lib64/ld64.so.1", "/lib/ld-linux-armhf.so.3",
-                             "/lib/ld-linux-riscv64-lp64d.so.1"}) {
+  for (const char* host_loader :
+       {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux.so.2", "/lib64/ld64.so.2",
+        "/lib64/ld64.so.1", "/lib/ld-linux-armhf.so.3", "/lib/ld-linux-riscv64-lp64d.so.1"}) {
     if (::access(host_loader, X_OK) != 0) continue;
     auto d = loader_diagnostics(host_loader);
     if (d.empty()) return;

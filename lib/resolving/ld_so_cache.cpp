@@ -10,12 +10,11 @@
 #include <string_view>
 #include <set>
 
-
 namespace runpatch {
 
 namespace {
 
-constexpr char kOldMagic[] = "ld.so-1.7.0";          // 11 bytes used
+constexpr char kOldMagic[] = "ld.so-1.7.0";           // 11 bytes used
 constexpr char kNewMagic[] = "glibc-ld.so.cache1.1";  // magic + version, 20 bytes
 constexpr size_t kOldHeader = 16, kOldEntry = 12, kNewHeader = 48, kNewEntry = 24;
 
@@ -69,7 +68,8 @@ Expected<CacheEntry> entry_at(std::span<const uint8_t> bytes, const std::string&
   for (auto [field, out] : {std::pair{at + 4, &e.name}, std::pair{at + 8, &e.path}}) {
     uint64_t offset = read_u32(bytes, field, layout.big_endian);
     auto text = string_at(bytes, layout.strings_base, offset);
-    if (!text) return make_error(path, fmt::format("string offset {} is past the end or not NUL-terminated", offset), field);
+    if (!text)
+      return make_error(path, fmt::format("string offset {} is past the end or not NUL-terminated", offset), field);
     *out = std::string(*text);
   }
   if (layout.has_hwcap) e.hwcap = read_u64(bytes, at + 16, layout.big_endian);
@@ -193,9 +193,12 @@ std::vector<CacheEntry> LdSoCache::lookup(std::string_view name) const {
   while (low < high && !hit) {
     uint64_t middle = low + (high - low) / 2;
     int order = library_name_order(name, key_of(middle));
-    if (order == 0) hit = middle;
-    else if (order < 0) low = middle + 1;
-    else high = middle;
+    if (order == 0)
+      hit = middle;
+    else if (order < 0)
+      low = middle + 1;
+    else
+      high = middle;
   }
   std::vector<CacheEntry> found;
   if (!hit) return found;

@@ -28,9 +28,11 @@ bool is_musl_interpreter(const std::string& path) { return basename_of(path).rfi
 // the system's; anywhere else it belongs to a glibc installed at its own prefix.
 bool in_system_dir(const std::string& interpreter, const MachineDefaults& defaults) {
   std::string dir = dirname_of(interpreter);
-  for (const char* system : {"/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32"})
+  for (const char* system :
+       {"/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32"})
     if (dir == system) return true;
-  return !defaults.multiarch.empty() && (dir == "/lib/" + defaults.multiarch || dir == "/usr/lib/" + defaults.multiarch);
+  return !defaults.multiarch.empty() &&
+         (dir == "/lib/" + defaults.multiarch || dir == "/usr/lib/" + defaults.multiarch);
 }
 
 LoaderPick pick_from_interpreter(const std::string& interpreter, const MachineDefaults& defaults, std::string why) {
@@ -121,16 +123,14 @@ LoaderPick pick_loader(const ElfInfo& file, const std::string& file_view, const 
   using Mode = LoaderChoice::Mode;
   std::string own = file.interpreter.value_or("");
   switch (env.loader.mode) {
-    case Mode::Host:
-      return {LoaderKind::HostGlibc, defaults.interpreter, "--loader host"};
+    case Mode::Host: return {LoaderKind::HostGlibc, defaults.interpreter, "--loader host"};
     case Mode::Nix: {
       if (own.empty()) own = runpath_interpreter(file, file_view, defaults, env.root).value_or("");
       return {LoaderKind::NixGlibc, own, "--loader nix"};
     }
     case Mode::Musl:
       return {LoaderKind::Musl, is_musl_interpreter(own) ? own : musl_interpreter(defaults), "--loader musl"};
-    case Mode::Path:
-      return pick_from_interpreter(env.loader.path, defaults, "--loader");
+    case Mode::Path: return pick_from_interpreter(env.loader.path, defaults, "--loader");
     case Mode::Auto: break;
   }
   if (!own.empty()) return pick_from_interpreter(own, defaults, "PT_INTERP");
@@ -158,7 +158,8 @@ LoaderModel build_loader_model(const LoaderPick& pick, const SearchEnvironment& 
       if (!pick.interpreter.empty()) {
         std::string own_cache = dirname_of(dirname_of(pick.interpreter)) + "/etc/ld.so.cache";
         std::error_code ec;
-        if (fs::is_regular_file(under_root(env.root, own_cache), ec)) model.ld_so_cache = under_root(env.root, own_cache);
+        if (fs::is_regular_file(under_root(env.root, own_cache), ec))
+          model.ld_so_cache = under_root(env.root, own_cache);
         model.default_dirs = {dirname_of(pick.interpreter)};
       }
       if (env.ld_so_cache) model.ld_so_cache = env.ld_so_cache;
@@ -199,11 +200,11 @@ Expected<LoaderChoice> parse_loader_choice(const std::string& text) {
 }
 
 std::string LoaderModel::describe() const {
-  std::string kind_text = kind == LoaderKind::HostGlibc ? "host glibc"
+  std::string kind_text = kind == LoaderKind::HostGlibc  ? "host glibc"
                           : kind == LoaderKind::NixGlibc ? "nix glibc"
                                                          : "musl";
-  std::string out = "loader: " + kind_text + " " + (interpreter.empty() ? "(interpreter unknown)" : interpreter) + " (" +
-                    chosen_by + "); ";
+  std::string out = "loader: " + kind_text + " " + (interpreter.empty() ? "(interpreter unknown)" : interpreter) +
+                    " (" + chosen_by + "); ";
   out += ld_so_cache ? "ld.so.cache " + ld_so_cache->string() : std::string("no ld.so.cache");
   out += "; default path ";
   if (kind == LoaderKind::HostGlibc) {
@@ -218,8 +219,8 @@ std::string LoaderModel::describe() const {
 }
 
 std::string LoaderModel::key() const {
-  std::string k = loader_kind_name(kind) + '\0' + interpreter + '\0' + (ld_so_cache ? ld_so_cache->string() : "") + '\0' +
-                  (reads_resolution_cache_note ? "note" : "");
+  std::string k = loader_kind_name(kind) + '\0' + interpreter + '\0' + (ld_so_cache ? ld_so_cache->string() : "") +
+                  '\0' + (reads_resolution_cache_note ? "note" : "");
   for (const auto& d : default_dirs) (k += '\0') += d;
   return k;
 }

@@ -10,11 +10,11 @@
 namespace runpatch {
 
 struct MachineDefaults {
-  std::string interpreter;              // PT_INTERP glibc programs of this machine carry
-  std::string multiarch;                // Debian triplet, "" if none
-  std::string platform;                 // $PLATFORM
+  std::string interpreter;  // PT_INTERP glibc programs of this machine carry
+  std::string multiarch;    // Debian triplet, "" if none
+  std::string platform;     // $PLATFORM
   std::vector<std::string> default_dirs;
-  std::string musl_arch;                // ARCH of musl's ld-musl-ARCH.so.1, "" if none
+  std::string musl_arch;  // ARCH of musl's ld-musl-ARCH.so.1, "" if none
 };
 
 MachineDefaults machine_defaults(const ElfIdentity& id);

@@ -23,7 +23,8 @@ std::vector<size_t> count_opens(const std::vector<Resolution>& resolutions, cons
       if (missing_dirs.count(dir)) continue;
       ++opens;
       struct stat st {};
-      if (attempt.outcome == AttemptOutcome::NoSuchFile && ::stat(under_root(root, dir).c_str(), &st) != 0) missing_dirs.insert(dir);
+      if (attempt.outcome == AttemptOutcome::NoSuchFile && ::stat(under_root(root, dir).c_str(), &st) != 0)
+        missing_dirs.insert(dir);
     }
     counts.push_back(opens);
   }

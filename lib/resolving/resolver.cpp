@@ -83,11 +83,11 @@ struct ResolutionSession::State {
   using TextMap = std::unordered_map<std::string, Value, TextHash, std::equal_to<>>;
 
   SearchEnvironment env;
-  TextMap<LoaderModel> models;  // by LoaderPick::key: a loader's files are read once
+  TextMap<LoaderModel> models;               // by LoaderPick::key: a loader's files are read once
   TextMap<std::optional<LdSoCache>> caches;  // by host path; none when missing or unreadable
   TextMap<bool> dir_exists;
   TextMap<Expected<std::shared_ptr<const ElfInfo>>> infos;  // by host path
-  TextMap<std::optional<struct stat>> stats;  // by host path, following links
+  TextMap<std::optional<struct stat>> stats;                // by host path, following links
   // Searches that do not depend on the tree they are made in (see
   // Resolver::reusable), by root identity, requester and name: a session's
   // trees mostly repeat the same requests (libc.so.6 of libstdc++.so.6).
@@ -123,7 +123,8 @@ struct ResolutionSession::State {
       return fs::weakly_canonical(absolute, ec);
     auto dir = canonical_dirs.find(absolute.parent_path().native());
     if (dir == canonical_dirs.end())
-      dir = canonical_dirs.emplace(absolute.parent_path().native(), fs::weakly_canonical(absolute.parent_path(), ec)).first;
+      dir = canonical_dirs.emplace(absolute.parent_path().native(), fs::weakly_canonical(absolute.parent_path(), ec))
+                .first;
     return dir->second / name;
   }
 
@@ -194,7 +195,8 @@ class Resolver {
     names_.push_back({});
     record_inode(0, file.string());
     load_interpreter();
-    // The names outlive the tree's construction (the session's environment, the shared ElfInfo), so names_ may view them.
+    // The names outlive the tree's construction (the session's environment, the shared ElfInfo), so names_ may view
+    // them.
     for (const auto& name : env_.preload) link(0, name, find(tree_, 0, name));
     for (size_t i = 0; i < tree_.objects.size(); ++i)
       for (const auto& name : tree_.objects[i].info->needed) link(i, name, find(tree_, i, name));
@@ -322,7 +324,8 @@ class Resolver {
       const ResolutionCacheEntry* cached =
           model_->reads_resolution_cache_note ? cached_locations(*req.info, name) : nullptr;
       if (cached ? search_cached(*cached, req, name, r)
-                 : search(split_runpath(*req.info->runpath), req, name, Rule{"runpath of", FoundVia::Runpath, &req.path}, r))
+                 : search(split_runpath(*req.info->runpath), req, name,
+                          Rule{"runpath of", FoundVia::Runpath, &req.path}, r))
         return r;
     }
     if (req.info->nodeflib()) return r;
@@ -352,7 +355,8 @@ class Resolver {
       if (search_plain(split_search_path_skipping_empty(expand_origin(*list, dirname_of(o.path))), name, rule, r))
         return r;
     }
-    search_plain(model_->default_dirs, name, Rule{"musl path from", FoundVia::DefaultDirs, &model_->default_dirs_source}, r);
+    search_plain(model_->default_dirs, name,
+                 Rule{"musl path from", FoundVia::DefaultDirs, &model_->default_dirs_source}, r);
     return r;
   }
 
@@ -499,7 +503,8 @@ class Resolver {
     cache_key_.assign(model_->ld_so_cache->native()).push_back('\0');
     cache_key_.append(name);
     auto entries = state_.cache_entries.find(std::string_view(cache_key_));
-    if (entries == state_.cache_entries.end()) entries = state_.cache_entries.emplace(cache_key_, cache->lookup(name)).first;
+    if (entries == state_.cache_entries.end())
+      entries = state_.cache_entries.emplace(cache_key_, cache->lookup(name)).first;
     for (const auto& entry : entries->second)  // the cache's own order decides
       if (probe(entry.path, Rule{"ld.so.cache", FoundVia::LdSoCache}, r)) return true;
     return false;
@@ -550,8 +555,8 @@ class Resolver {
       auto token = [&](const char* name) {
         size_t n = std::strlen(name);
         size_t after = i + 1 + n;  // may lie past the end: "$O" is shorter than "ORIGIN"
-        bool ends = after >= entry.size() ||
-                    (!std::isalnum(static_cast<unsigned char>(entry[after])) && entry[after] != '_');
+        bool ends =
+            after >= entry.size() || (!std::isalnum(static_cast<unsigned char>(entry[after])) && entry[after] != '_');
         if (after <= entry.size() && entry.compare(i + 1, n, name) == 0 && ends) return n + 1;
         if (entry.compare(i + 1, n + 2, std::string("{") + name + "}") == 0) return n + 3;
         return size_t(0);
@@ -604,9 +609,9 @@ class Resolver {
   ResolutionSession::State& state_;
   SearchEnvironment& env_;  // the session's: host loader facts are filled in on first need
   DependencyTree tree_;
-  std::vector<std::vector<std::string_view>> names_;  // names each object satisfies
+  std::vector<std::vector<std::string_view>> names_;      // names each object satisfies
   std::vector<std::tuple<dev_t, ino_t, size_t>> inodes_;  // a tree has dozens of objects: a scan beats a map
-  std::string search_key_;  // reused: building the key allocates nothing after the first tree
+  std::string search_key_;        // reused: building the key allocates nothing after the first tree
   size_t identity_key_size_ = 0;  // search_key_ starts with the root identity
   ElfIdentity identity_{};
   const LoaderModel* model_ = nullptr;  // owned by the session

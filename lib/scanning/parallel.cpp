@@ -22,8 +22,7 @@ void parallel_for(size_t count, unsigned threads, const std::function<void(size_
   worker();
 }
 
-std::vector<Expected<ElfInfo>> read_elf_infos(const std::vector<std::filesystem::path>& paths,
-                                              unsigned threads) {
+std::vector<Expected<ElfInfo>> read_elf_infos(const std::vector<std::filesystem::path>& paths, unsigned threads) {
   std::vector<std::optional<Expected<ElfInfo>>> slots(paths.size());
   parallel_for(paths.size(), threads, [&](size_t i) { slots[i].emplace(read_elf_info(paths[i])); });
   std::vector<Expected<ElfInfo>> results;

@@ -72,8 +72,10 @@ class Walker {
       if (seen_dirs_.insert({st.st_dev, st.st_ino}).second) dirs.push_back({root.string(), false, true});
     } else if (S_ISREG(st.st_mode)) {
       // A file named explicitly is meant to be ELF: saying nothing would pass a typo.
-      if (has_elf_magic_at(AT_FDCWD, root.c_str())) hits_.push_back({root.string(), {st.st_dev, st.st_ino}, false});
-      else listing_.problems.push_back(make_error(root.string(), "not an ELF file (bad magic)"));
+      if (has_elf_magic_at(AT_FDCWD, root.c_str()))
+        hits_.push_back({root.string(), {st.st_dev, st.st_ino}, false});
+      else
+        listing_.problems.push_back(make_error(root.string(), "not an ELF file (bad magic)"));
     } else {
       listing_.problems.push_back(make_error(root.string(), "not a regular file or directory"));
     }
@@ -153,7 +155,7 @@ class Walker {
       if (type == DT_LNK || type == DT_UNKNOWN) {
         struct stat st {};
         if (::fstatat(dirfd, name, &st, follow_ ? 0 : AT_SYMLINK_NOFOLLOW) != 0) continue;  // dangling link
-        if (S_ISLNK(st.st_mode)) {  // DT_UNKNOWN, not followed
+        if (S_ISLNK(st.st_mode)) {                                                          // DT_UNKNOWN, not followed
           ++symlinks_skipped;
           continue;
         }
@@ -178,8 +180,10 @@ class Walker {
         }
         subdirs.push_back({prefix + name, via_symlink});
       } else if (type == DT_REG) {
-        if (has_elf_magic_at(dirfd, name)) hits.push_back({prefix + name, key, via_symlink});
-        else ++non_elf;
+        if (has_elf_magic_at(dirfd, name))
+          hits.push_back({prefix + name, key, via_symlink});
+        else
+          ++non_elf;
       }
     }
     ::closedir(dir);

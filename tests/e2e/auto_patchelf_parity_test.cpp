@@ -54,16 +54,23 @@ std::vector<Scenario> load_scenarios() {
     }
     block = nullptr;
     auto w = words(line);
-    if (w[0] == "===") out.push_back({w.at(1)});
-    else if (w[0] == "setup") out.back().setup.emplace_back(w.begin() + 1, w.end());
-    else if (w[0] == "args") out.back().args = line.substr(5);
-    else if (w[0] == "exit") out.back().exit = std::stoi(w.at(1));
-    else if (w[0] == "runpath" || w[0] == "rpath" || w[0] == "interpreter" || w[0] == "osabi" ||
-             w[0] == "execstack" || w[0] == "nodeflib")
+    if (w[0] == "===")
+      out.push_back({w.at(1)});
+    else if (w[0] == "setup")
+      out.back().setup.emplace_back(w.begin() + 1, w.end());
+    else if (w[0] == "args")
+      out.back().args = line.substr(5);
+    else if (w[0] == "exit")
+      out.back().exit = std::stoi(w.at(1));
+    else if (w[0] == "runpath" || w[0] == "rpath" || w[0] == "interpreter" || w[0] == "osabi" || w[0] == "execstack" ||
+             w[0] == "nodeflib")
       out.back().checks.push_back({w[0], w.at(1), line.substr(w[0].size() + w[1].size() + 2)});
-    else if (w[0] == "stdout") block = &out.back().stdout_lines;
-    else if (w[0] == "stderr") block = &out.back().stderr_tail;
-    else ADD_FAILURE() << "scenarios.txt: unknown line: " << line;
+    else if (w[0] == "stdout")
+      block = &out.back().stdout_lines;
+    else if (w[0] == "stderr")
+      block = &out.back().stderr_tail;
+    else
+      ADD_FAILURE() << "scenarios.txt: unknown line: " << line;
   }
   return out;
 }
@@ -143,7 +150,9 @@ std::string check_value(const Check& c, const fs::path& root) {
   auto info = read_elf_info(root / c.file);
   if (c.what == "nodeflib") return info ? (info->nodeflib() ? "yes" : "no") : "unreadable: " + info.error().message();
   if (!info) return "unreadable: " + info.error().message();
-  std::optional<std::string> v = c.what == "runpath" ? info->runpath : c.what == "rpath" ? info->rpath : info->interpreter;
+  std::optional<std::string> v = c.what == "runpath" ? info->runpath
+                                 : c.what == "rpath" ? info->rpath
+                                                     : info->interpreter;
   return v ? *v : "<none>";
 }
 
@@ -165,9 +174,10 @@ TEST_P(AutoPatchelfParity, SameAsTheScript) {
     if (!apply_setup(step, root, skip)) GTEST_SKIP() << skip;
   }
   fs::path cli = fs::path(RUNPATCH_CLI).parent_path() / "auto-patchelf";
-  std::string command = "cd " + test::shell_quote(root.string()) + " && NIX_BINTOOLS=" +
-                        test::shell_quote((root / "bintools").string()) + " " + test::shell_quote(cli.string()) + " " +
-                        substitute(sc.args, root) + " 2>" + test::shell_quote((root / "stderr").string());
+  std::string command = "cd " + test::shell_quote(root.string()) +
+                        " && NIX_BINTOOLS=" + test::shell_quote((root / "bintools").string()) + " " +
+                        test::shell_quote(cli.string()) + " " + substitute(sc.args, root) + " 2>" +
+                        test::shell_quote((root / "stderr").string());
   auto run = test::run_command({"/bin/sh", "-c", command});
   std::ifstream err_in(root / "stderr");
   std::string err((std::istreambuf_iterator<char>(err_in)), std::istreambuf_iterator<char>());
@@ -187,10 +197,13 @@ TEST_P(AutoPatchelfParity, SameAsTheScript) {
   auto err_lines = lines(err);
   std::vector<std::string> expected_err;
   for (const auto& l : sc.stderr_tail) expected_err.push_back(substitute(l, root));
-  if (expected_err.empty()) EXPECT_EQ(err, "");
-  else if (err_lines.size() < expected_err.size()) ADD_FAILURE() << "stderr: " << err;
-  else EXPECT_EQ(std::vector<std::string>(err_lines.end() - static_cast<long>(expected_err.size()), err_lines.end()),
-                 expected_err);
+  if (expected_err.empty())
+    EXPECT_EQ(err, "");
+  else if (err_lines.size() < expected_err.size())
+    ADD_FAILURE() << "stderr: " << err;
+  else
+    EXPECT_EQ(std::vector<std::string>(err_lines.end() - static_cast<long>(expected_err.size()), err_lines.end()),
+              expected_err);
   for (const auto& c : sc.checks)
     EXPECT_EQ(check_value(c, root), substitute(c.value, root)) << c.what << " of " << c.file;
 }

@@ -75,7 +75,7 @@ TEST_F(AutoPatchelf, WrongMachineCandidatesAreSkipped) {
   bool skipped = false;
   for (const auto& f : result.files)
     skipped = skipped || f.skip_reason == "skipping " + r("out/bin/foreign") +
-                                             " because its architecture (AArch64) differs from target (x64)";
+                                              " because its architecture (AArch64) differs from target (x64)";
   EXPECT_TRUE(skipped);
 }
 
@@ -163,21 +163,22 @@ TEST_F(AutoPatchelf, CommandLineAndMessagesMatchThePythonTool) {
   program("out/bin/prog");
   put(host_.dir / "prog-static", "out/bin/static");
   auto cli = fs::path(RUNPATCH_CLI).parent_path() / "auto-patchelf";
-  auto run = test::run_command({cli.string(), "--paths", r("out"), "--interpreter", kInterp, "--ignore-missing",
-                                "libc.so.6", "libgreet.so"});
+  auto run = test::run_command(
+      {cli.string(), "--paths", r("out"), "--interpreter", kInterp, "--ignore-missing", "libc.so.6", "libgreet.so"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("searching for dependencies of " + r("out/bin/prog") + "\n    libgreet.so -> not found!\n"),
             std::string::npos)
       << run.output;
   EXPECT_NE(run.output.find("skipping " + r("out/bin/static") + " because it is statically linked"), std::string::npos);
   EXPECT_NE(run.output.find("auto-patchelf: 2 dependencies could not be satisfied\n"
-                            "warn: auto-patchelf ignoring missing libgreet.so wanted by " + r("out/bin/prog")),
+                            "warn: auto-patchelf ignoring missing libgreet.so wanted by " +
+                            r("out/bin/prog")),
             std::string::npos)
       << run.output;
   auto bare = test::run_command({cli.string(), "--paths", r("out"), "--ignore-missing", "--interpreter", kInterp});
   EXPECT_EQ(bare.exit_code, 1) << "a bare --ignore-missing ignores nothing\n" << bare.output;
-  auto failing = test::run_command({cli.string(), "--paths", r("out"), "--interpreter", kInterp, "--extra-args",
-                                    "--add-needed", "libz.so.1"});
+  auto failing = test::run_command(
+      {cli.string(), "--paths", r("out"), "--interpreter", kInterp, "--extra-args", "--add-needed", "libz.so.1"});
   EXPECT_EQ(failing.exit_code, 1);
   EXPECT_NE(failing.output.find("error: auto-patchelf could not satisfy dependency libgreet.so wanted by"),
             std::string::npos);
@@ -230,7 +231,8 @@ TEST_F(AutoPatchelf, NoRecurseAndForeignOsAbi) {
   result = auto_patchelf(options({"bsd"}));
   ASSERT_EQ(result.files.size(), 1u);
   EXPECT_EQ(result.files[0].skip_reason,
-            "skipping " + r("bsd/prog") + " because its OS ABI (ELFOSABI_FREEBSD) is not compatible with target (ELFOSABI_LINUX)");
+            "skipping " + r("bsd/prog") +
+                " because its OS ABI (ELFOSABI_FREEBSD) is not compatible with target (ELFOSABI_LINUX)");
 }
 
 TEST_F(AutoPatchelf, DlopenNotesAreResolvedWhateverTheirPriority) {

@@ -25,8 +25,8 @@ class Check : public ::testing::Test {
  protected:
   void SetUp() override {
     host_ = test::fixture_arches().at(0);
-    root_ = fs::absolute(test::scratch_dir(std::string("check/") +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    root_ = fs::absolute(
+        test::scratch_dir(std::string("check/") + ::testing::UnitTest::GetInstance()->current_test_info()->name()));
     options_.env = SearchEnvironment::host(false);
   }
   fs::path file(const std::string& fixture, const std::string& name, std::optional<std::string> runpath,
@@ -72,7 +72,8 @@ TEST_F(Check, EachRuleTriggersAndOnlyWhenItShould) {
   needs_cuda.add_needed = {"libcuda.so.1"};
   ASSERT_TRUE(edit_elf_file(cuda_user, needs_cuda));
   EXPECT_EQ(rules_for(cuda_user), (std::set<std::string>{"driver-library", "driver-dir-missing"}));
-  EXPECT_EQ(rules_for(file("lib/libgreet.so", "libuser-ok.so", std::string(kDefaultDriverDir) + ":" + ok)), std::set<std::string>{});
+  EXPECT_EQ(rules_for(file("lib/libgreet.so", "libuser-ok.so", std::string(kDefaultDriverDir) + ":" + ok)),
+            std::set<std::string>{});
 
   std::string compat = (root_ / "store/x-cuda_compat-12/compat").string();
   fs::create_directories(compat);
@@ -81,11 +82,13 @@ TEST_F(Check, EachRuleTriggersAndOnlyWhenItShould) {
   EXPECT_EQ(rules_for(clean_library("early-compat.so", compat + ":" + kDefaultDriverDir)), std::set<std::string>{});
 
   fs::create_directories(root_ / "lib/stubs");
-  EXPECT_EQ(rules_for(clean_library("stubbed.so", (root_ / "lib/stubs").string())), std::set<std::string>{"stubs-entry"});
+  EXPECT_EQ(rules_for(clean_library("stubbed.so", (root_ / "lib/stubs").string())),
+            std::set<std::string>{"stubs-entry"});
 
   options_.forbidden_prefixes = {(root_ / "build").string() + "/"};
   fs::create_directories(root_ / "build/src");
-  EXPECT_EQ(rules_for(clean_library("leaky.so", (root_ / "build/src").string())), std::set<std::string>{"forbidden-prefix"});
+  EXPECT_EQ(rules_for(clean_library("leaky.so", (root_ / "build/src").string())),
+            std::set<std::string>{"forbidden-prefix"});
   options_.forbidden_prefixes.clear();
 
   EXPECT_EQ(rules_for(clean_library("relative.so", "lib")), std::set<std::string>{"relative-entry"});
@@ -142,7 +145,8 @@ TEST_F(Check, CudaVersionMix) {
   needs.add_needed = {"libcublas.so.12", "libcublas.so.13"};
   ASSERT_TRUE(edit_elf_file(user, needs));
   auto findings = check_paths({user}, options_).findings;
-  auto mix = std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.rule == "cuda-version-mix"; });
+  auto mix =
+      std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.rule == "cuda-version-mix"; });
   ASSERT_NE(mix, findings.end());
   EXPECT_NE(mix->message.find("libcublas.so.12"), std::string::npos) << mix->message;
   EXPECT_NE(mix->message.find("libcublas.so.13"), std::string::npos) << mix->message;
@@ -216,8 +220,10 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
   options_.disabled = {"unused-entry"};
   fs::create_directories(root_ / "stubcopy");
   fs::copy_file(host_.dir / "cuda-pkg/lib/stubs/libcuda.so", root_ / "stubcopy/libcuda.so.1");
-  EXPECT_EQ(rules_for(clean_library("stub-user.so", (root_ / "stubcopy").string())), std::set<std::string>{"runtime-stub"});
-  EXPECT_EQ(rules_for(clean_library("driver-user.so", (host_.dir / "cuda-pkg/driver").string())), std::set<std::string>{});
+  EXPECT_EQ(rules_for(clean_library("stub-user.so", (root_ / "stubcopy").string())),
+            std::set<std::string>{"runtime-stub"});
+  EXPECT_EQ(rules_for(clean_library("driver-user.so", (host_.dir / "cuda-pkg/driver").string())),
+            std::set<std::string>{});
 }
 
 TEST_F(Check, ForeignMachineInATree) {
@@ -255,9 +261,11 @@ TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
   if (test::have_program("xmllint")) {
     auto lint = test::run_command({"xmllint", "--noout", (root_ / "report.xml").string()}, true);
     EXPECT_EQ(lint.exit_code, 0) << lint.output;
-    auto count = test::run_command({"xmllint", "--xpath", "count(//testsuite/testcase)", (root_ / "report.xml").string()});
+    auto count =
+        test::run_command({"xmllint", "--xpath", "count(//testsuite/testcase)", (root_ / "report.xml").string()});
     EXPECT_EQ(count.output, std::to_string(before.files.size()) + "\n");
-    auto failures = test::run_command({"xmllint", "--xpath", "string(//testsuite/@failures)", (root_ / "report.xml").string()});
+    auto failures =
+        test::run_command({"xmllint", "--xpath", "string(//testsuite/@failures)", (root_ / "report.xml").string()});
     EXPECT_NE(failures.output, "0\n");
   }
   // SARIF 2.1.0 required parts: version, runs[].tool.driver.name, results[].message.text.
@@ -271,7 +279,8 @@ TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
     EXPECT_TRUE(r["message"]["text"].is_string());
     EXPECT_TRUE(r["ruleId"].is_string());
     EXPECT_TRUE(r["level"] == "error" || r["level"] == "warning" || r["level"] == "note");
-    EXPECT_EQ(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].get<std::string>().rfind("file:///", 0), 0u);
+    EXPECT_EQ(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].get<std::string>().rfind("file:///", 0),
+              0u);
   }
 }
 
@@ -335,7 +344,7 @@ TEST_F(Check, CompatLibcudaReachesLibnvrmThroughItsOwnRunpath) {
   for (const auto& a : test::fixture_arches())
     if (a.name == "aarch64") arm = a;
   if (!arm) GTEST_SKIP() << "no aarch64 fixtures";
-  options_.env = SearchEnvironment{};  // an aarch64 tree: nothing of this host's loader applies
+  options_.env = SearchEnvironment{};                         // an aarch64 tree: nothing of this host's loader applies
   options_.disabled = {"unresolved-needed", "unused-entry"};  // libc.so.6 is not in the tree
   fs::path compat = root_ / "store/y-cuda_compat-12.9/compat";
   fs::create_directories(compat);
@@ -344,7 +353,8 @@ TEST_F(Check, CompatLibcudaReachesLibnvrmThroughItsOwnRunpath) {
   std::set<std::string> rules;
   for (const auto& f : report.findings) rules.insert(f.rule);
   // libnvrm_* are the driver's (driver-library, info), not unresolved errors.
-  EXPECT_EQ(rules, (std::set<std::string>{"driver-library", "compat-needs-driver"})) << format_check_text(report, false);
+  EXPECT_EQ(rules, (std::set<std::string>{"driver-library", "compat-needs-driver"}))
+      << format_check_text(report, false);
   for (const auto& f : report.findings) {
     if (f.rule == "compat-needs-driver") {
       EXPECT_NE(f.message.find("libnvrm_gpu.so, libnvrm_mem.so"), std::string::npos) << f.message;
@@ -376,7 +386,7 @@ TEST_F(Check, PackageSetMustBeInTheJetpackRange) {
   };
   EXPECT_EQ(rules_on("6.2.1"), std::set<std::string>{"jetpack-cuda-range"});  // 12.6 with compat up to 12.9
   EXPECT_EQ(rules_on("5"), std::set<std::string>{"jetpack-cuda-range"});
-  EXPECT_EQ(rules_on("7.0"), std::set<std::string>{});                      // native CUDA 13
+  EXPECT_EQ(rules_on("7.0"), std::set<std::string>{});  // native CUDA 13
   options_.jetpack = nullptr;
   EXPECT_EQ(rules_for(prog), std::set<std::string>{});
 
@@ -397,9 +407,9 @@ TEST_F(Check, PackageSetMustBeInTheJetpackRange) {
   options_.jetpack = find_jetpack("6.2.1");
   EXPECT_TRUE(check_paths({prog12}, options_).findings.empty());
 
-  auto cli = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", "--jetpack", "6", "--disable",
-                                "stubs-entry", "--disable", "driver-dir-missing", "--disable", "runtime-stub",
-                                prog.string()});
+  auto cli =
+      test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", "--jetpack", "6", "--disable", "stubs-entry",
+                         "--disable", "driver-dir-missing", "--disable", "runtime-stub", prog.string()});
   EXPECT_EQ(cli.exit_code, 1) << cli.output;
   EXPECT_NE(cli.output.find("jetpack-cuda-range"), std::string::npos) << cli.output;
   auto unknown = test::run_command({RUNPATCH_CLI, "check", "--jetpack", "4.6", prog.string()}, true);

@@ -60,9 +60,11 @@ TEST(CliPrint, JsonOfStringsThatAreNotUtf8) {
   EXPECT_NE(ran.exit_code, 0) << ran.output;
   EXPECT_NE(ran.output.find("lib\xff.so: cannot open shared object file"), std::string::npos) << ran.output;
   const std::string replacement = "\xef\xbf\xbd";
-  for (const std::vector<std::string>& command :
-       {std::vector<std::string>{"print", "--json"}, {"scan", "--json"}, {"tree", "--json"}, {"why", "--json", "lib\xff.so"},
-        {"check", "--json"}}) {
+  for (const std::vector<std::string>& command : {std::vector<std::string>{"print", "--json"},
+                                                  {"scan", "--json"},
+                                                  {"tree", "--json"},
+                                                  {"why", "--json", "lib\xff.so"},
+                                                  {"check", "--json"}}) {
     auto args = command;
     args.push_back(command[0] == "scan" ? dir.string() : file.string());
     auto r = runpatch_cli(args, false);
@@ -181,17 +183,19 @@ TEST(CliTreeWhy, TreeMarksMissingAndWhySuggestsFixes) {
 
   auto tree = runpatch_cli({"tree", "--ignore-environment", (dir / "prog").string()}, false);
   EXPECT_EQ(tree.exit_code, 1);
-  EXPECT_NE(tree.output.find("└── libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 [ld.so.cache]"), std::string::npos) << tree.output;
+  EXPECT_NE(tree.output.find("└── libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 [ld.so.cache]"), std::string::npos)
+      << tree.output;
   EXPECT_NE(tree.output.find("libgreet.so not found"), std::string::npos) << tree.output;
 
-  auto why = runpatch_cli({"why", "--ignore-environment", "libgreet.so", (dir / "prog").string(), "--search",
-                           (dir / "out").string(), "--search", (dir / "dev").string(), "--search",
-                           (dir / "cross").string()},
-                          false);
+  auto why =
+      runpatch_cli({"why", "--ignore-environment", "libgreet.so", (dir / "prog").string(), "--search",
+                    (dir / "out").string(), "--search", (dir / "dev").string(), "--search", (dir / "cross").string()},
+                   false);
   EXPECT_EQ(why.exit_code, 1);
   EXPECT_NE(why.output.find("libgreet.so needed by " + (dir / "prog").string()), std::string::npos) << why.output;
   EXPECT_NE(why.output.find("/lib/x86_64-linux-gnu/libgreet.so"), std::string::npos) << "default path attempt shown";
-  EXPECT_NE(why.output.find("fix: add " + (dir / "out/lib").string() + " to the runpath of"), std::string::npos) << why.output;
+  EXPECT_NE(why.output.find("fix: add " + (dir / "out/lib").string() + " to the runpath of"), std::string::npos)
+      << why.output;
   EXPECT_NE(why.output.find("is a link-time stub"), std::string::npos) << why.output;
   if (fs::exists(dir / "cross/libgreet.so")) {
     EXPECT_NE(why.output.find("is built for another machine"), std::string::npos) << why.output;

@@ -94,7 +94,8 @@ int patchelf_as_child(const fs::path& file) {
 class CopyPath : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = test::scratch_dir("copy-path/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ =
+        test::scratch_dir("copy-path/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::create_directories(dir_ / "lib");
     fs::copy_file(host().dir / "lib/libgreet.so", dir_ / "lib/libgreet.so");
     file_ = dir_ / "prog";
@@ -111,8 +112,7 @@ TEST_F(CopyPath, ReplacementKeepsOwnerGroupModeAndExtendedAttributes) {
   }
   ASSERT_EQ(::chmod(file_.c_str(), root ? 06751 : 0751), 0);  // set-ID bits: chown clears them, so they come after
   bool user_xattrs = ::setxattr(file_.c_str(), "user.runpatch-test", "kept", 4, 0) == 0;
-  if (!user_xattrs)
-    std::cout << "no user.* attributes here (" << std::strerror(errno) << ")\n";
+  if (!user_xattrs) std::cout << "no user.* attributes here (" << std::strerror(errno) << ")\n";
   bool trusted = root && ::setxattr(file_.c_str(), "trusted.runpatch-test", "root only", 9, 0) == 0;
   auto before = stat_of(file_);
   auto r = test::run_command({RUNPATCH_CLI, "set", "--runpath", appended_runpath(dir_), file_.string()}, true);
@@ -187,9 +187,9 @@ TEST_F(CopyPath, OutputOntoAnotherFileSystem) {
     std::vector<std::string> argv;
     fs::path out;
   };
-  for (const Case& c : {Case{{RUNPATCH_CLI, "set", "--runpath", runpath, "-o", (shm / "a").string(), file_.string()}, shm / "a"},
-                        Case{{kPatchelfCompat, "--set-rpath", runpath, "--output", (shm / "b").string(), file_.string()},
-                             shm / "b"}}) {
+  for (const Case& c :
+       {Case{{RUNPATCH_CLI, "set", "--runpath", runpath, "-o", (shm / "a").string(), file_.string()}, shm / "a"},
+        Case{{kPatchelfCompat, "--set-rpath", runpath, "--output", (shm / "b").string(), file_.string()}, shm / "b"}}) {
     SCOPED_TRACE(c.argv[0]);
     auto r = test::run_command(c.argv, true);
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -204,10 +204,10 @@ TEST_F(CopyPath, DeviceOutputIsWrittenThroughAsPatchelfDoes) {
   // patchelf opens its --output and writes: /dev/null swallows the file and stays /dev/null.
   auto oracle = test::run_command({"patchelf", "--set-rpath", "/x", "--output", "/dev/null", file_.string()}, true);
   ASSERT_EQ(oracle.exit_code, 0) << oracle.output;
-  for (const auto& argv : {std::vector<std::string>{RUNPATCH_CLI, "set", "--runpath", appended_runpath(dir_), "-o",
-                                                     "/dev/null", file_.string()},
-                           std::vector<std::string>{kPatchelfCompat, "--set-rpath", "/x", "--output", "/dev/null",
-                                                    file_.string()}}) {
+  for (const auto& argv :
+       {std::vector<std::string>{RUNPATCH_CLI, "set", "--runpath", appended_runpath(dir_), "-o", "/dev/null",
+                                 file_.string()},
+        std::vector<std::string>{kPatchelfCompat, "--set-rpath", "/x", "--output", "/dev/null", file_.string()}}) {
     SCOPED_TRACE(argv[0]);
     auto r = test::run_command(argv, true);
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -220,7 +220,6 @@ TEST_F(CopyPath, DeviceOutputIsWrittenThroughAsPatchelfDoes) {
   EXPECT_EQ(std::count_if(names.begin(), names.end(), [](const auto& n) { return n.find(".runpatch-") != n.npos; }), 0);
 }
 
-
 TEST_F(CopyPath, AtomicCopyAlwaysReplacesTheFile) {
   fs::create_hard_link(file_, dir_ / "link");
   // A hard-linked file is normally written in place (every link sees the edit).
@@ -228,9 +227,10 @@ TEST_F(CopyPath, AtomicCopyAlwaysReplacesTheFile) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(stat_of(file_).st_ino, stat_of(dir_ / "link").st_ino);
   // --atomic-copy: the name gets a copy; a short runpath that fits in one page too.
-  for (const auto& argv : {std::vector<std::string>{RUNPATCH_CLI, "set", "--atomic-copy", "--runpath", "/x", file_.string()},
-                           std::vector<std::string>{RUNPATCH_CLI, "driver", "--atomic-copy", file_.string()},
-                           std::vector<std::string>{kPatchelfCompat, "--atomic-copy", "--set-rpath", "/y", file_.string()}}) {
+  for (const auto& argv :
+       {std::vector<std::string>{RUNPATCH_CLI, "set", "--atomic-copy", "--runpath", "/x", file_.string()},
+        std::vector<std::string>{RUNPATCH_CLI, "driver", "--atomic-copy", file_.string()},
+        std::vector<std::string>{kPatchelfCompat, "--atomic-copy", "--set-rpath", "/y", file_.string()}}) {
     SCOPED_TRACE(argv[1]);
     auto before = stat_of(file_);
     auto edit = test::run_command(argv, true);
@@ -240,7 +240,8 @@ TEST_F(CopyPath, AtomicCopyAlwaysReplacesTheFile) {
   EXPECT_EQ(*read_elf_info(file_)->runpath, "/y");
   EXPECT_EQ(*read_elf_info(dir_ / "link")->runpath, appended_runpath(dir_));
   EXPECT_EQ(names_in(dir_), (std::set<std::string>{"lib", "prog", "link"}));
-  auto both = test::run_command({RUNPATCH_CLI, "set", "--atomic-copy", "--in-place", "--runpath", "/z", file_.string()}, true);
+  auto both =
+      test::run_command({RUNPATCH_CLI, "set", "--atomic-copy", "--in-place", "--runpath", "/z", file_.string()}, true);
   EXPECT_EQ(both.exit_code, 2) << both.output;
 }
 
@@ -317,8 +318,8 @@ fs::path prepare_callers(const fs::path& dir) {
   EXPECT_EQ(cc.exit_code, 0) << cc.output;
   std::string greet = "const char *greet(void) { return \"greet\"; }\n";
   test::write_file(dir / "greet.c", Bytes(greet.begin(), greet.end()));
-  auto lib = test::run_command({"cc", "-shared", "-fPIC", "-Wl,--build-id=none", "-o", (dir / "libgreet-no-notes.so").string(),
-                                (dir / "greet.c").string()},
+  auto lib = test::run_command({"cc", "-shared", "-fPIC", "-Wl,--build-id=none", "-o",
+                                (dir / "libgreet-no-notes.so").string(), (dir / "greet.c").string()},
                                true);
   EXPECT_EQ(lib.exit_code, 0) << lib.output;
   return dir / "caller";
@@ -334,7 +335,8 @@ bool edit_while_called(const fs::path& dir, const fs::path& original, const std:
   auto inode = fs::exists(lib) ? stat_of(lib).st_ino : 0;
   bool same_inode = true;
   auto result = call_while_editing(dir / "caller", lib, [&] {
-    for (const std::string& runpath : {"/a:" + std::string(300, 'a'), "/b:" + std::string(600, 'b'), std::string("/c")}) {
+    for (const std::string& runpath :
+         {"/a:" + std::string(300, 'a'), "/b:" + std::string(600, 'b'), std::string("/c")}) {
       std::vector<std::string> argv = {RUNPATCH_CLI, "set", "--runpath", runpath};
       argv.insert(argv.end(), flags.begin(), flags.end());
       argv.push_back(lib.string());

@@ -41,7 +41,9 @@ pid_t spawn_cli(const std::vector<std::string>& args, std::optional<rlim_t> file
   if (pid == 0) {
     if (file_size_limit) {
       ::signal(SIGXFSZ, SIG_IGN);  // an ignored SIGXFSZ survives exec: writes fail with EFBIG instead
-      struct rlimit limit {*file_size_limit, *file_size_limit};
+      struct rlimit limit {
+        *file_size_limit, *file_size_limit
+      };
       ::setrlimit(RLIMIT_FSIZE, &limit);
     }
     int null = ::open("/dev/null", O_WRONLY);
@@ -61,7 +63,8 @@ pid_t spawn_cli(const std::vector<std::string>& args, std::optional<rlim_t> file
 
 int wait_status(pid_t pid) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   return status;
 }
 
@@ -73,7 +76,8 @@ int trials_wanted() {
 // How long one edit of a fresh copy takes here (median of five: a cold first
 // run would stretch the window past the edit), so that kills spread over all
 // of it; 0 when an edit fails or does not give the intended bytes.
-long median_edit_micros(const fs::path& file, const Bytes& original, const std::string& runpath, const Bytes& intended) {
+long median_edit_micros(const fs::path& file, const Bytes& original, const std::string& runpath,
+                        const Bytes& intended) {
   std::vector<long> durations;
   for (int i = 0; i < 5; ++i) {
     test::write_file(file, original);
@@ -99,7 +103,8 @@ class CrashSafety : public ::testing::Test {
  protected:
   void SetUp() override {
     arch_ = host();
-    dir_ = test::scratch_dir("crash-kill/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ =
+        test::scratch_dir("crash-kill/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::create_directories(dir_ / "lib");
     fs::copy_file(arch_.dir / "lib/libgreet.so", dir_ / "lib/libgreet.so");
     file_ = dir_ / "prog";
@@ -203,7 +208,8 @@ TEST_F(CrashSafety, FullDiskGivesOneErrorAndLeavesTheOriginal) {
   // A real full filesystem, where this process may mount one (root, outside most containers).
   fs::path mnt = dir_ / "tmpfs";
   fs::create_directories(mnt);
-  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, ("size=" + std::to_string(original_.size() + 64 * 1024)).c_str()) != 0) {
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, ("size=" + std::to_string(original_.size() + 64 * 1024)).c_str()) !=
+      0) {
     std::cout << "no tmpfs (mount: " << std::strerror(errno) << "); the file-size limit stood in for a full disk\n";
     return;
   }
@@ -266,14 +272,14 @@ TEST_F(CrashSafety, RunningProgramIsEditedAtomicallyOrRefusedCleanly) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto edited = test::read_file(prog);
-  auto in_place = test::run_command({RUNPATCH_CLI, "set", "--in-place", "--runpath", "/opt/other", prog.string()}, true);
+  auto in_place =
+      test::run_command({RUNPATCH_CLI, "set", "--in-place", "--runpath", "/opt/other", prog.string()}, true);
   EXPECT_EQ(in_place.exit_code, 1) << in_place.output;
   EXPECT_NE(in_place.output.find("text file busy"), std::string::npos) << in_place.output;
   EXPECT_EQ(test::read_file(prog), edited);
   ::kill(running, SIGKILL);
   wait_status(running);
 }
-
 
 // ---- A library: the default edit appends, then one write of the ELF header commits ----
 
@@ -410,8 +416,8 @@ TEST_F(LibraryCrashSafety, SigkillAtAThousandMomentsLeavesOldOrNew) {
   }
   std::cout << trials << " kills (" << killed << " mid-run): " << states[CrashState::Old] << " old, "
             << states[CrashState::OldWithUnreferencedTail] << " old with an unreferenced tail, "
-            << states[CrashState::NewBeforeSymbolValues] << " new before its symbol values, "
-            << states[CrashState::New] << " new\n";
+            << states[CrashState::NewBeforeSymbolValues] << " new before its symbol values, " << states[CrashState::New]
+            << " new\n";
   EXPECT_GT(killed, trials / 5) << "the kills did not land during edits; the harness proves little";
 }
 

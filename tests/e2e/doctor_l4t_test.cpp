@@ -46,7 +46,8 @@ class DoctorL4t : public ::testing::Test {
     fs::path driver = root_ / kL4tCudaStore / "lib";
     fs::create_directories(driver);
     fs::copy_file(arch_.dir / "cuda-pkg/driver/libcuda.so.1", driver / "libcuda.so.1");
-    for (const char* nvrm : {"libnvrm_mem.so", "libnvrm_gpu.so"}) fs::copy_file(arch_.dir / "l4t/nvrm" / nvrm, driver / nvrm);
+    for (const char* nvrm : {"libnvrm_mem.so", "libnvrm_gpu.so"})
+      fs::copy_file(arch_.dir / "l4t/nvrm" / nvrm, driver / nvrm);
     fs::create_directories(root_ / "run/opengl-driver");
     fs::create_symlink("../../" + kL4tCudaStore + "/lib", root_ / "run/opengl-driver/lib");
     fs::create_directories(root_ / kCompatStore / "compat");
@@ -82,7 +83,8 @@ class DoctorL4t : public ::testing::Test {
   }
 
   test::CommandResult doctor(bool json = true) {
-    std::vector<std::string> args = {RUNPATCH_CLI, "doctor", "--root", root_.string(), "--proc-root", root_.string(),
+    std::vector<std::string> args = {RUNPATCH_CLI,           "doctor",      "--root",
+                                     root_.string(),         "--proc-root", root_.string(),
                                      "--ignore-environment", prog_.string()};
     if (json) args.insert(args.begin() + 2, "--json");
     return test::run_command(args);
@@ -143,8 +145,9 @@ TEST_F(DoctorL4t, CompatOutsideTheJetpack5Range) {
 TEST_F(DoctorL4t, Jetpack7HasNoCompatRangeAndItsOpenDriverHasAVersion) {
   jetson("38", "2.1");
   fs::remove(root_ / "proc/modules");  // JetPack 7: the open nvidia module, not nvgpu
-  write_text(root_ / "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.00  "
-                                                  "Release Build\n");
+  write_text(root_ / "proc/driver/nvidia/version",
+             "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.00  "
+             "Release Build\n");
   libcudart_searches({kCompatStore + "/compat", "run/opengl-driver/lib"});
   compat_finds_driver();
   auto [json, load] = doctor_json(1);
@@ -241,7 +244,8 @@ TEST(L4tFacts, EachSignAloneSaysL4t) {
   EXPECT_FALSE(facts->release);
   EXPECT_NE(facts->release_problem.find("nv_tegra_release is missing"), std::string::npos);
   fs::remove_all(dir / "sys");
-  write_text(dir / "sys/firmware/devicetree/base/compatible", with_nuls("nvidia,p3768-0000+p3767-0005\0nvidia,tegra234\0"));
+  write_text(dir / "sys/firmware/devicetree/base/compatible",
+             with_nuls("nvidia,p3768-0000+p3767-0005\0nvidia,tegra234\0"));
   facts = read_l4t_facts(dir, dir);
   ASSERT_TRUE(facts);
   EXPECT_EQ(facts->soc, "tegra234");

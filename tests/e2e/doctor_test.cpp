@@ -22,8 +22,8 @@ class Doctor : public ::testing::Test {
  protected:
   void SetUp() override {
     host_ = test::fixture_arches().at(0);
-    root_ = fs::absolute(test::scratch_dir(std::string("doctor/") +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    root_ = fs::absolute(
+        test::scratch_dir(std::string("doctor/") + ::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);
     // libcuda.so.1 -> libcuda.so.<version>, as the driver and cuda_compat install it.
     version_library(root_ / "pkg/driver", kKernel);
@@ -60,8 +60,10 @@ class Doctor : public ::testing::Test {
   std::pair<nlohmann::json, int> doctor(const fs::path& file, std::optional<std::string> ld_library_path = {}) {
     std::vector<std::string> args = {RUNPATCH_CLI, "doctor", "--json", "--proc-root", (root_ / "proc").string(),
                                      file.string()};
-    if (ld_library_path) args.insert(args.end(), {"--ld-library-path", *ld_library_path});
-    else args.push_back("--ignore-environment");
+    if (ld_library_path)
+      args.insert(args.end(), {"--ld-library-path", *ld_library_path});
+    else
+      args.push_back("--ignore-environment");
     auto r = test::run_command(args);
     auto json = nlohmann::json::parse(r.output, nullptr, false);
     EXPECT_FALSE(json.is_discarded()) << r.output;
@@ -73,8 +75,10 @@ class Doctor : public ::testing::Test {
   // copies print which one they are ("libcuda: driver", "... compat", ...).
   std::string run(const fs::path& file, std::optional<std::string> ld_library_path = {}) {
     std::vector<std::string> argv = {"env"};
-    if (ld_library_path) argv.push_back("LD_LIBRARY_PATH=" + *ld_library_path);
-    else argv.insert(argv.end(), {"-u", "LD_LIBRARY_PATH"});
+    if (ld_library_path)
+      argv.push_back("LD_LIBRARY_PATH=" + *ld_library_path);
+    else
+      argv.insert(argv.end(), {"-u", "LD_LIBRARY_PATH"});
     argv.push_back(file.string());
     return test::run_command(argv).output;
   }
@@ -200,8 +204,8 @@ TEST_F(Doctor, StaticCudaRuntimeIsItsOwnLoader) {
   std::string code = "#include <dlfcn.h>\nint main(void) { return dlopen(\"libcuda.so.1\", 2) ? 0 : 1; }\n";
   test::write_file(src, std::vector<uint8_t>(code.begin(), code.end()));
   fs::path prog = root_ / "static-cudart-prog";
-  auto cc = test::run_command({"cc", "-o", prog.string(), src.string(), "-Wl,--enable-new-dtags,-rpath," + driver_dir()},
-                              true);
+  auto cc = test::run_command(
+      {"cc", "-o", prog.string(), src.string(), "-Wl,--enable-new-dtags,-rpath," + driver_dir()}, true);
   ASSERT_EQ(cc.exit_code, 0) << cc.output;
   auto [load, status] = doctor(prog);
   EXPECT_EQ(status, 0) << load.dump(2);

@@ -38,7 +38,8 @@ class EditCorrectness : public ::testing::TestWithParam<FixtureArch> {
   fs::path prepare(const std::string& case_name, const std::string& program) {
     fs::path dir = case_dir(case_name);
     fs::create_directories(dir / "lib");
-    for (const char* lib : {"libgreet.so", "libversioned.so"}) fs::copy_file(arch().dir / "lib" / lib, dir / "lib" / lib);
+    for (const char* lib : {"libgreet.so", "libversioned.so"})
+      fs::copy_file(arch().dir / "lib" / lib, dir / "lib" / lib);
     fs::copy_file(arch().dir / program, dir / "prog");
     return dir;
   }
@@ -163,7 +164,8 @@ TEST_P(EditCorrectness, InterpreterOfAProgramWithoutAVisibleDynamicSection) {
       ASSERT_TRUE(outcome) << mode << ": " << outcome.error().message();
       auto readelf = run_command({"readelf", "-lW", (dir / "prog").string()}, true);
       EXPECT_NE(readelf.output.find("[Requesting program interpreter: " + wanted + "]"), std::string::npos)
-          << mode << "\n" << readelf.output;
+          << mode << "\n"
+          << readelf.output;
       if (test::have_program("patchelf")) {
         auto theirs = run_command({"patchelf", "--print-interpreter", (dir / "prog").string()}, true);
         EXPECT_EQ(theirs.output, wanted + "\n") << mode;
@@ -184,7 +186,8 @@ TEST_P(EditCorrectness, GrowthIsTheNewBytesOnly) {
       uint64_t before = size_of(dir / "prog");
       EditRequest request;
       request.runpath = [](const ElfInfo& info) -> Expected<RunpathChange> {
-        return RunpathChange::set("/run/opengl-driver/lib:/nonexistent/" + std::string(300, 'x') + ":" + info.runpath.value_or(""));
+        return RunpathChange::set("/run/opengl-driver/lib:/nonexistent/" + std::string(300, 'x') + ":" +
+                                  info.runpath.value_or(""));
       };
       if (ldcache) request.resolution_cache = ResolutionCacheMode::Write;
       request.resolution_root = dir;
@@ -193,7 +196,8 @@ TEST_P(EditCorrectness, GrowthIsTheNewBytesOnly) {
       uint64_t written = 0;
       for (const auto& w : outcome->writes)
         if (w.offset + w.size > before) written += w.offset + w.size - std::max(w.offset, before);
-      EXPECT_LE(size_of(dir / "prog") - before, written + 4096 + (arch().name == "x86_64" || arch().name == "i686" ? 0 : 61440))
+      EXPECT_LE(size_of(dir / "prog") - before,
+                written + 4096 + (arch().name == "x86_64" || arch().name == "i686" ? 0 : 61440))
           << program << " ldcache=" << ldcache << ": " << outcome->layout_note;
       if (std::string(program).starts_with("prog")) test::expect_greets(arch(), dir / "prog");
     }
@@ -269,7 +273,8 @@ TEST(EditCorrectnessHost, CxxProgramRunsAfterLibstdcxxIsReplacedByItsFullPath) {
 class EditVerification : public ::testing::Test {
  protected:
   fs::path copy(const std::string& name) {
-    fs::path dir = test::scratch_dir("verification/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::path dir = test::scratch_dir("verification/" +
+                                     std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::copy_file(test::fixtures_dir() / "x86_64/prog-pie", dir / name);
     return dir / name;
   }
@@ -317,7 +322,8 @@ TEST_F(EditVerification, AMissingCommitIsCaught) {
     options.drop_writes_for_testing = dropped;
     auto probe = edit_elf_file(file, new_runpath(), EditOptions{.dry_run = true});
     ASSERT_TRUE(probe);
-    bool has = std::any_of(probe->writes.begin(), probe->writes.end(), [&](const WrittenRange& w) { return w.what == dropped; });
+    bool has = std::any_of(probe->writes.begin(), probe->writes.end(),
+                           [&](const WrittenRange& w) { return w.what == dropped; });
     if (!has) continue;
     expect_refused(file, new_runpath(), options, "DT_RUNPATH");
   }

@@ -16,8 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 using test::FixtureArch;
 
-const std::vector<std::string> kPrograms = {"prog-pie",         "prog-nopie",   "prog-rpath", "prog-norunpath",
-                                            "prog-longrunpath", "prog-stripped"};
+const std::vector<std::string> kPrograms = {"prog-pie",       "prog-nopie",       "prog-rpath",
+                                            "prog-norunpath", "prog-longrunpath", "prog-stripped"};
 
 std::string long_entry() { return "/nonexistent/" + std::string(300, 'x'); }
 
@@ -66,7 +66,7 @@ class EditArch : public ::testing::TestWithParam<FixtureArch> {
     if (read_elf_info(original)->shnum == 0) return;  // strip needs section headers
     fs::path stripped = file.string() + ".stripped";
     auto strip = test::run_command({test::strip_tool(arch()), "-o", stripped.string(), file.string()}, true);
-      if (strip.exit_code == 0) {
+    if (strip.exit_code == 0) {
       expect_runs(stripped);
     } else {
       ADD_FAILURE() << "strip failed on the edited file: " << strip.output;
@@ -113,8 +113,8 @@ TEST_P(EditArch, RepeatedEditsDoNotGrowWithoutBound) {
   std::string moved = (dir / "moved").string();
   auto size_of = [&] { return fs::file_size(file); };
   uint64_t original = size_of();
-  std::vector<std::string> sequence = {moved + ":" + long_entry(), moved + ":" + long_entry() + "/longer/still",
-                                       moved, "", moved + ":/short"};
+  std::vector<std::string> sequence = {moved + ":" + long_entry(), moved + ":" + long_entry() + "/longer/still", moved,
+                                       "", moved + ":/short"};
   for (const auto& value : sequence) {
     EditRequest request;
     request.runpath = value.empty() ? remove_runpath_update() : set_runpath_update(value);
@@ -190,17 +190,17 @@ TEST_P(EditArch, LongerInterpreter) {
   auto original = read_elf_info(arch().dir / "prog-pie");
   ASSERT_TRUE(original && original->interpreter);
   fs::path dir = prepare("interp", "prog-pie");
-  fs::path host_interp = arch().sysroot == "-" ? fs::path(*original->interpreter)
-                                               : fs::path(arch().sysroot) / fs::path(*original->interpreter).relative_path();
+  fs::path host_interp = arch().sysroot == "-"
+                             ? fs::path(*original->interpreter)
+                             : fs::path(arch().sysroot) / fs::path(*original->interpreter).relative_path();
   fs::path new_interp = dir / ("interpreter-in-a-directory-with-a-long-name-" + std::string(60, 'i')) / "ld.so";
   fs::create_directories(new_interp.parent_path());
   fs::copy_file(fs::canonical(host_interp), new_interp);
   EditRequest request;
   request.interpreter = new_interp.string();
   request.runpath = set_runpath_update((dir / "moved").string());
-  edit_and_verify(dir / "prog-pie", request, [&] {
-    EXPECT_EQ(test::readelf_facts(dir / "prog-pie")->interpreter, new_interp.string());
-  });
+  edit_and_verify(dir / "prog-pie", request,
+                  [&] { EXPECT_EQ(test::readelf_facts(dir / "prog-pie")->interpreter, new_interp.string()); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Arches, EditArch, ::testing::ValuesIn(test::fixture_arches()),

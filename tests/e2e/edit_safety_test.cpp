@@ -60,7 +60,8 @@ void crash_at_every_write(const test::FixtureArch& arch, const std::string& new_
       for (const auto& w : planned->writes) {
         bool header = w.what == "dynamic section" || w.what == "ELF and program headers" || w.what == "ELF header";
         if (header) {
-          EXPECT_TRUE(std::equal(original.begin() + w.offset, original.begin() + w.offset + w.size, now.begin() + w.offset))
+          EXPECT_TRUE(
+              std::equal(original.begin() + w.offset, original.begin() + w.offset + w.size, now.begin() + w.offset))
               << "a header changed before the commit";
         }
       }
@@ -74,7 +75,7 @@ TEST(EditSafety, CrashBetweenAnyTwoWritesLeavesOldOrNewFile) {
   for (const auto& arch : test::fixture_arches()) {
     if (!test::can_run(arch)) continue;
     crash_at_every_write(arch, ":" + std::string(200, 'g'));  // appended segment
-    crash_at_every_write(arch, "");                             // in place where it fits
+    crash_at_every_write(arch, "");                           // in place where it fits
   }
 }
 

@@ -32,7 +32,8 @@ std::vector<fs::path> host_dynamic_files(const std::vector<fs::path>& roots) {
   for (size_t i = 0; i < infos.size(); ++i) {
     const auto& info = infos[i];
     std::string path = listing.elf_files[i].string();
-    if (!info || !info->has_dynamic || info->identity.machine != 62 || info->identity.elf_class != ElfClass::Elf64) continue;
+    if (!info || !info->has_dynamic || info->identity.machine != 62 || info->identity.elf_class != ElfClass::Elf64)
+      continue;
     if (path.find("/debug/") != std::string::npos || info->type == 1) continue;
     files.push_back(listing.elf_files[i]);
   }

@@ -36,8 +36,7 @@ LiefFacts lief_facts(const std::filesystem::path& path) {
       case LIEF::ELF::DYNAMIC_TAGS::DT_SONAME:
         facts.soname = dynamic_cast<const LIEF::ELF::DynamicSharedObject&>(entry).name();
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return facts;

@@ -81,7 +81,8 @@ test::CommandResult patchelf(const std::vector<std::string>& args) {
 class StoreProgram : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(kHostLoader) || !test::have_program("patchelf")) GTEST_SKIP() << "needs the x86-64 loader and patchelf";
+    if (!fs::exists(kHostLoader) || !test::have_program("patchelf"))
+      GTEST_SKIP() << "needs the x86-64 loader and patchelf";
     host_ = test::fixture_arches().at(0);
     if (host_.name != "x86_64") GTEST_SKIP() << "x86-64 host only";
     host_libz_ = "/lib/x86_64-linux-gnu/libz.so.1";
@@ -145,7 +146,8 @@ TEST_F(StoreProgram, ModelComesFromThePtInterp) {
 
 TEST_F(StoreProgram, DeletedDependencyIsMissingThoughTheHostCacheHasOne) {
   auto host_cache = LdSoCache::open("/etc/ld.so.cache");
-  if (!host_cache || host_cache->lookup("libz.so.1").empty()) GTEST_SKIP() << "the host's ld.so.cache lists no libz.so.1";
+  if (!host_cache || host_cache->lookup("libz.so.1").empty())
+    GTEST_SKIP() << "the host's ld.so.cache lists no libz.so.1";
   std::string cached_libz = host_cache->lookup("libz.so.1").front().path;
   fs::remove(zlib_ / "libz.so.1");
 
@@ -190,12 +192,14 @@ TEST_F(StoreProgram, DeletedDependencyIsMissingThoughTheHostCacheHasOne) {
   EXPECT_EQ(json["loaders"][prog_.string()]["interpreter"], interpreter_);
   auto tree_cli = test::run_command({RUNPATCH_CLI, "tree", "--ignore-environment", prog_.string()});
   EXPECT_EQ(tree_cli.exit_code, 1);
-  EXPECT_NE(first_line(tree_cli.output).find("loader: nix glibc " + interpreter_), std::string::npos) << tree_cli.output;
+  EXPECT_NE(first_line(tree_cli.output).find("loader: nix glibc " + interpreter_), std::string::npos)
+      << tree_cli.output;
   EXPECT_NE(tree_cli.output.find("libz.so.1 not found"), std::string::npos) << tree_cli.output;
   auto host_cli = test::run_command({RUNPATCH_CLI, "tree", "--ignore-environment", "--loader", "host", prog_.string()});
   EXPECT_EQ(host_cli.exit_code, 0) << host_cli.output;
   EXPECT_NE(first_line(host_cli.output).find("loader: host glibc"), std::string::npos) << host_cli.output;
-  EXPECT_NE(host_cli.output.find("libz.so.1 => " + cached_libz + " [ld.so.cache]"), std::string::npos) << host_cli.output;
+  EXPECT_NE(host_cli.output.find("libz.so.1 => " + cached_libz + " [ld.so.cache]"), std::string::npos)
+      << host_cli.output;
   auto why = test::run_command({RUNPATCH_CLI, "why", "--ignore-environment", "libz.so.1", prog_.string()});
   EXPECT_NE(first_line(why.output).find("loader: nix glibc"), std::string::npos) << why.output;
   auto bad = test::run_command({RUNPATCH_CLI, "tree", "--loader", "bogus", prog_.string()}, true);
@@ -280,7 +284,8 @@ std::vector<fs::path> dynamic_x86_64_files(const std::vector<fs::path>& roots) {
   for (size_t i = 0; i < infos.size(); ++i) {
     const auto& info = infos[i];
     if (!info || !info->has_dynamic || info->type == 1 || info->identity.machine != 62 ||
-        info->identity.elf_class != ElfClass::Elf64 || listing.elf_files[i].string().find("/debug/") != std::string::npos)
+        info->identity.elf_class != ElfClass::Elf64 ||
+        listing.elf_files[i].string().find("/debug/") != std::string::npos)
       continue;
     files.push_back(listing.elf_files[i]);
   }
@@ -289,23 +294,27 @@ std::vector<fs::path> dynamic_x86_64_files(const std::vector<fs::path>& roots) {
 
 // Runs the loader's --list on every file in one shell; sections split by "@@@".
 std::map<std::string, std::pair<int, std::string>> list_each(const std::vector<std::string>& prefix,
-                                                            const std::string& lister, const std::vector<fs::path>& files,
-                                                            const fs::path& dir) {
+                                                             const std::string& lister,
+                                                             const std::vector<fs::path>& files, const fs::path& dir) {
   std::string list;
   for (const auto& f : files) list += f.string() + "\n";
   write_text(dir / "files", list);
   write_text(dir / "list.sh", "while IFS= read -r f; do printf '@@@ %s\\n' \"$f\"; " + lister +
                                   " \"$f\" 2>&1; printf '@@@rc %s\\n' $?; done < \"$1\"\n");
   std::vector<std::string> argv = prefix;
-  argv.back() += " sh " + test::shell_quote((dir / "list.sh").string()) + " " + test::shell_quote((dir / "files").string());
+  argv.back() +=
+      " sh " + test::shell_quote((dir / "list.sh").string()) + " " + test::shell_quote((dir / "files").string());
   auto r = test::run_command(argv, true);
   std::map<std::string, std::pair<int, std::string>> out;
   std::istringstream lines(r.output);
   std::string current;
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("@@@rc ", 0) == 0) out[current].first = std::stoi(line.substr(6));
-    else if (line.rfind("@@@ ", 0) == 0) current = line.substr(4);
-    else if (!current.empty()) (out[current].second += line) += "\n";
+    if (line.rfind("@@@rc ", 0) == 0)
+      out[current].first = std::stoi(line.substr(6));
+    else if (line.rfind("@@@ ", 0) == 0)
+      current = line.substr(4);
+    else if (!current.empty())
+      (out[current].second += line) += "\n";
   }
   return out;
 }
@@ -338,8 +347,10 @@ TEST(NoCacheOracle, HostLoaderWithTheCacheHiddenMatchesTheModel) {
   if (probe.exit_code != 0) GTEST_SKIP() << "cannot hide the cache here (unshare -m, mount --bind): " << probe.output;
 
   std::vector<fs::path> files;
-  if (fs::exists("/usr/local/cuda-13.0")) files = dynamic_x86_64_files({"/usr/local/cuda-13.0"});
-  else std::cout << "[ INFO ] /usr/local/cuda-13.0 is absent: system files only\n";
+  if (fs::exists("/usr/local/cuda-13.0"))
+    files = dynamic_x86_64_files({"/usr/local/cuda-13.0"});
+  else
+    std::cout << "[ INFO ] /usr/local/cuda-13.0 is absent: system files only\n";
   size_t cuda = files.size();
   auto system = dynamic_x86_64_files({"/usr/bin", "/usr/lib/x86_64-linux-gnu"});
   for (size_t i = 0; i < 200 && !system.empty(); ++i) files.push_back(system[i * system.size() / 200]);
@@ -350,8 +361,8 @@ TEST(NoCacheOracle, HostLoaderWithTheCacheHiddenMatchesTheModel) {
   for (auto& file : files) file = fs::canonical(file);
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
-  auto listed = list_each({"unshare", "-m", "sh", "-c", bind}, std::string("env -u LD_LIBRARY_PATH -u LD_PRELOAD ") +
-                          kHostLoader + " --list", files, dir);
+  auto listed = list_each({"unshare", "-m", "sh", "-c", bind},
+                          std::string("env -u LD_LIBRARY_PATH -u LD_PRELOAD ") + kHostLoader + " --list", files, dir);
   SearchEnvironment env = SearchEnvironment::host(false);
   env.ld_so_cache = empty;
   ResolutionSession session(env);
@@ -390,8 +401,10 @@ TEST(MuslModel, FixturesResolveAsMuslLddSays) {
   fs::path dir = fs::canonical(test::scratch_dir("loader_model/musl"));
   write_text(dir / "greet.c", "const char *greet(void) { return \"musl\"; }\n");
   write_text(dir / "mid.c", "const char *greet(void);\nconst char *mid(void) { return greet(); }\n");
-  write_text(dir / "main.c", "#include <stdio.h>\nconst char *greet(void);\nint main(void) { puts(greet()); return 0; }\n");
-  write_text(dir / "chain.c", "#include <stdio.h>\nconst char *mid(void);\nint main(void) { puts(mid()); return 0; }\n");
+  write_text(dir / "main.c",
+             "#include <stdio.h>\nconst char *greet(void);\nint main(void) { puts(greet()); return 0; }\n");
+  write_text(dir / "chain.c",
+             "#include <stdio.h>\nconst char *mid(void);\nint main(void) { puts(mid()); return 0; }\n");
   fs::create_directories(dir / "lib");
   fs::create_directories(dir / "bin");
   std::string lib = (dir / "lib").string(), bin = (dir / "bin").string();
@@ -400,16 +413,19 @@ TEST(MuslModel, FixturesResolveAsMuslLddSays) {
            "musl-gcc -shared -fPIC mid.c -o lib/libmid.so -Llib -lgreet",
            "musl-gcc main.c -o bin/prog-runpath -Llib -lgreet -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../lib'",
            "musl-gcc main.c -o bin/prog-rpath -Llib -lgreet -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../lib'",
-           "musl-gcc chain.c -o bin/prog-chain -Llib -lmid -Wl,-rpath-link,lib,--enable-new-dtags,-rpath,'$ORIGIN/../lib'",
+           "musl-gcc chain.c -o bin/prog-chain -Llib -lmid "
+           "-Wl,-rpath-link,lib,--enable-new-dtags,-rpath,'$ORIGIN/../lib'",
            "musl-gcc main.c -o bin/prog-token -Llib -lgreet -Wl,--enable-new-dtags,-rpath,'$LIB/x:$ORIGIN/../lib'"}) {
     auto r = test::run_command({"sh", "-c", "cd " + test::shell_quote(dir.string()) + " && " + cmd}, true);
     ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.output;
   }
   auto runs = test::run_command({bin + "/prog-runpath"}, true);
-  if (runs.exit_code != 0) GTEST_SKIP() << "musl's loader does not run here (" << runs.exit_code << "): " << runs.output;
+  if (runs.exit_code != 0)
+    GTEST_SKIP() << "musl's loader does not run here (" << runs.exit_code << "): " << runs.output;
 
   std::vector<fs::path> progs;
-  for (const char* name : {"prog-runpath", "prog-rpath", "prog-chain", "prog-token"}) progs.push_back(dir / "bin" / name);
+  for (const char* name : {"prog-runpath", "prog-rpath", "prog-chain", "prog-token"})
+    progs.push_back(dir / "bin" / name);
   auto listed = list_each({"sh", "-c", ""}, "musl-ldd", progs, dir);
   SearchEnvironment env = SearchEnvironment::host(false);
   for (const auto& prog : progs) {

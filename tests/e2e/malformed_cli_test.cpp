@@ -48,8 +48,10 @@ TEST(MalformedCli, FifoIsRefusedNotWaitedOn) {
   fs::path fifo = dir / "fifo";
   fs::remove(fifo);
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (std::vector<std::string> args : {std::vector<std::string>{"print"}, {"set", "--runpath", "/x"},
-                                        {"set", "--in-place", "--runpath", "/x"}, {"set", "--dry-run", "--runpath", "/x"},
+  for (std::vector<std::string> args : {std::vector<std::string>{"print"},
+                                        {"set", "--runpath", "/x"},
+                                        {"set", "--in-place", "--runpath", "/x"},
+                                        {"set", "--dry-run", "--runpath", "/x"},
                                         {"set", "-o", (dir / "out").string(), "--runpath", "/x"}}) {
     SCOPED_TRACE(args.front() + " " + args.back());
     const std::vector<std::string> prefix = {"timeout", "10", RUNPATCH_CLI};

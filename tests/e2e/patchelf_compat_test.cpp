@@ -208,16 +208,23 @@ TEST_F(PatchelfCompat, ErrorPathsOfNewerOptions) {
       {{"--set-os-abi"}, 1, "patchelf: missing argument\n"},
       {{"--clear-symbol-version"}, 1, "patchelf: missing argument\n"},
       {{"--rename-dynamic-symbols"}, 1, "patchelf: missing argument\n"},
-      {{"--rename-dynamic-symbols", (dir / "no.map").string(), prog}, 1,
+      {{"--rename-dynamic-symbols", (dir / "no.map").string(), prog},
+       1,
        "patchelf: Cannot open map file " + (dir / "no.map").string() + ": No such file or directory\n"},
-      {{"--rename-dynamic-symbols", map, prog}, 1, "patchelf: " + map + ":1: Map file line is missing the second element\n"},
-      {{"--rename-dynamic-symbols", (dir / "twice.map").string(), prog}, 1,
+      {{"--rename-dynamic-symbols", map, prog},
+       1,
+       "patchelf: " + map + ":1: Map file line is missing the second element\n"},
+      {{"--rename-dynamic-symbols", (dir / "twice.map").string(), prog},
+       1,
        "patchelf: " + (dir / "twice.map").string() + ":2: Name 'a' appears twice in the map file\n"},
-      {{"--rename-dynamic-symbols", (dir / "versioned.map").string(), prog}, 1,
+      {{"--rename-dynamic-symbols", (dir / "versioned.map").string(), prog},
+       1,
        "patchelf: " + (dir / "versioned.map").string() + ":1: Name pair contains version tag: a@V1 b\n"},
-      {{"--print-os-abi", (dir / "missing").string()}, 1,
+      {{"--print-os-abi", (dir / "missing").string()},
+       1,
        "patchelf: getting info about '" + (dir / "missing").string() + "': No such file or directory\n"},
-      {{"--add-debug-tag", (host.dir / "prog-static").string()}, 1,
+      {{"--add-debug-tag", (host.dir / "prog-static").string()},
+       1,
        "patchelf: cannot find section '.dynamic'. The input file is most likely statically linked\n"},
       {{"--help"}, 0, ""},
       {{"--version"}, 0, ""},
@@ -244,14 +251,35 @@ TEST_F(PatchelfCompat, EveryPatchelf019OptionIsAccepted) {
   fs::path dir = test::scratch_dir("patchelf_every_option");
   auto help = ours({"--help"}).output;
   const std::vector<std::vector<std::string>> options = {
-      {"--set-interpreter", "/lib64/ld-linux-x86-64.so.2"}, {"--interpreter", "/lib64/ld-linux-x86-64.so.2"},
-      {"--page-size", "4096"}, {"--print-interpreter"}, {"--print-os-abi"}, {"--set-os-abi", "linux"},
-      {"--print-soname"}, {"--set-soname", "libx.so"}, {"--set-rpath", "/a"}, {"--add-rpath", "/b"},
-      {"--remove-rpath"}, {"--shrink-rpath"}, {"--allowed-rpath-prefixes", "/nix"}, {"--print-rpath"},
-      {"--force-rpath"}, {"--add-needed", "libm.so.6"}, {"--remove-needed", "libm.so.6"},
-      {"--replace-needed", "libm.so.6", "libm.so.6"}, {"--print-needed"}, {"--no-default-lib"}, {"--no-sort"},
-      {"--clear-symbol-version", "printf"}, {"--add-debug-tag"}, {"--print-execstack"}, {"--clear-execstack"},
-      {"--set-execstack"}, {"--no-clobber-old-sections"}, {"--output", (dir / "out").string()}, {"--debug"},
+      {"--set-interpreter", "/lib64/ld-linux-x86-64.so.2"},
+      {"--interpreter", "/lib64/ld-linux-x86-64.so.2"},
+      {"--page-size", "4096"},
+      {"--print-interpreter"},
+      {"--print-os-abi"},
+      {"--set-os-abi", "linux"},
+      {"--print-soname"},
+      {"--set-soname", "libx.so"},
+      {"--set-rpath", "/a"},
+      {"--add-rpath", "/b"},
+      {"--remove-rpath"},
+      {"--shrink-rpath"},
+      {"--allowed-rpath-prefixes", "/nix"},
+      {"--print-rpath"},
+      {"--force-rpath"},
+      {"--add-needed", "libm.so.6"},
+      {"--remove-needed", "libm.so.6"},
+      {"--replace-needed", "libm.so.6", "libm.so.6"},
+      {"--print-needed"},
+      {"--no-default-lib"},
+      {"--no-sort"},
+      {"--clear-symbol-version", "printf"},
+      {"--add-debug-tag"},
+      {"--print-execstack"},
+      {"--clear-execstack"},
+      {"--set-execstack"},
+      {"--no-clobber-old-sections"},
+      {"--output", (dir / "out").string()},
+      {"--debug"},
       {"--build-resolution-cache"},
   };
   int number = 0;
@@ -277,15 +305,14 @@ TEST_F(PatchelfCompat, AtFileArgumentsMatchPatchelf) {
   write_text(dir / "rpath-newline", "/from/a/file\n");
   write_text(dir / "needed", "libm.so.6");
   const std::vector<std::vector<std::string>> edits = {
-      {"--set-rpath", "@" + (dir / "rpath").string()},
-      {"--set-rpath", "@" + (dir / "rpath-newline").string()},
-      {"--add-rpath", "@" + (dir / "rpath").string()},
-      {"--add-needed", "@" + (dir / "needed").string()},
+      {"--set-rpath", "@" + (dir / "rpath").string()},       {"--set-rpath", "@" + (dir / "rpath-newline").string()},
+      {"--add-rpath", "@" + (dir / "rpath").string()},       {"--add-needed", "@" + (dir / "needed").string()},
       {"--set-interpreter", "@" + (dir / "rpath").string()},
   };
   int number = 0;
   for (const auto& edit : edits) {
-    fs::path theirs_file = dir / ("theirs" + std::to_string(number)), ours_file = dir / ("ours" + std::to_string(number));
+    fs::path theirs_file = dir / ("theirs" + std::to_string(number)),
+             ours_file = dir / ("ours" + std::to_string(number));
     ++number;
     fs::copy_file(host.dir / "prog-pie", theirs_file);
     fs::copy_file(host.dir / "prog-pie", ours_file);
@@ -311,16 +338,17 @@ TEST_F(PatchelfCompat, FlagAndVersionEditsMatchPatchelf) {
     std::string file;
   };
   const std::vector<Case> cases = {
-      {{"--no-default-lib"}, "prog-pie"},           // DT_FLAGS_1 there: the bit is added
-      {{"--no-default-lib"}, "lib/libgreet.so"},    // no DT_FLAGS_1: a spare DT_NULL slot takes it
-      {{"--no-default-lib"}, "prog-nodeflib"},      // already set
+      {{"--no-default-lib"}, "prog-pie"},         // DT_FLAGS_1 there: the bit is added
+      {{"--no-default-lib"}, "lib/libgreet.so"},  // no DT_FLAGS_1: a spare DT_NULL slot takes it
+      {{"--no-default-lib"}, "prog-nodeflib"},    // already set
       {{"--clear-symbol-version", "printf"}, "prog-pie"},
       {{"--clear-symbol-version", "printf", "--clear-symbol-version", "__cxa_finalize"}, "prog-nopie"},
       {{"--clear-symbol-version", "no_such_symbol"}, "prog-pie"},
   };
   int number = 0;
   for (const auto& c : cases) {
-    fs::path theirs_file = dir / ("theirs" + std::to_string(number)), ours_file = dir / ("ours" + std::to_string(number));
+    fs::path theirs_file = dir / ("theirs" + std::to_string(number)),
+             ours_file = dir / ("ours" + std::to_string(number));
     ++number;
     fs::copy_file(host.dir / c.file, theirs_file);
     fs::copy_file(host.dir / c.file, ours_file);
@@ -350,12 +378,11 @@ TEST_F(PatchelfCompat, OsAbiNamesAndAliases) {
     std::string printed;
   };
   const std::vector<Case> cases = {
-      {"System V", 0, "System V"}, {"system-v", 0, "System V"}, {"sysv", 0, "System V"},
-      {"HP-UX", 1, "HP-UX"},       {"NetBSD", 2, "NetBSD"},     {"Linux", 3, "Linux"},
-      {"gnu", 3, "Linux"},         {"  LINUX ", 3, "Linux"},    {"GNU Hurd", 4, "GNU Hurd"},
-      {"gnu-hurd", 4, "GNU Hurd"}, {"hurd", 4, "GNU Hurd"},     {"Solaris", 6, "Solaris"},
-      {"AIX", 7, "AIX"},           {"IRIX", 8, "IRIX"},         {"FreeBSD", 9, "FreeBSD"},
-      {"Tru64", 10, "Tru64"},      {"OpenBSD", 12, "OpenBSD"},  {"OpenVMS", 13, "OpenVMS"},
+      {"System V", 0, "System V"}, {"system-v", 0, "System V"}, {"sysv", 0, "System V"},   {"HP-UX", 1, "HP-UX"},
+      {"NetBSD", 2, "NetBSD"},     {"Linux", 3, "Linux"},       {"gnu", 3, "Linux"},       {"  LINUX ", 3, "Linux"},
+      {"GNU Hurd", 4, "GNU Hurd"}, {"gnu-hurd", 4, "GNU Hurd"}, {"hurd", 4, "GNU Hurd"},   {"Solaris", 6, "Solaris"},
+      {"AIX", 7, "AIX"},           {"IRIX", 8, "IRIX"},         {"FreeBSD", 9, "FreeBSD"}, {"Tru64", 10, "Tru64"},
+      {"OpenBSD", 12, "OpenBSD"},  {"OpenVMS", 13, "OpenVMS"},
   };
   fs::path file = dir / "prog";
   fs::copy_file(host.dir / "prog-pie", file);
@@ -518,7 +545,8 @@ TEST_F(PatchelfCompat, SeparateDebugFile) {
   auto host = test::fixture_arches().at(0);
   fs::path dir = test::scratch_dir("patchelf_debug_file");
   fs::path debug = dir / "prog.debug";
-  ASSERT_EQ(run_command({"objcopy", "--only-keep-debug", (host.dir / "prog-pie").string(), debug.string()}).exit_code, 0);
+  ASSERT_EQ(run_command({"objcopy", "--only-keep-debug", (host.dir / "prog-pie").string(), debug.string()}).exit_code,
+            0);
   // patchelf reads the empty .dynamic's offset for --print-needed (and prints what lies there); we print nothing.
   EXPECT_EQ(ours({"--print-needed", debug.string()}).output, "");
   for (const char* option : {"--print-rpath", "--print-soname"}) {
@@ -562,8 +590,8 @@ TEST_F(PatchelfCompat, HeaderEditedProgramsRunOnEveryArch) {
                            "printf", "--add-debug-tag", (dir / "prog").string()});
     ASSERT_EQ(edit_prog.exit_code, 0) << arch.name << ": " << edit_prog.output;
     EXPECT_EQ(readelf_dynsym(dir / "prog", "printf"), "printf\n") << arch.name;
-    auto edit_lib = ours({"--set-os-abi", "gnu", "--add-debug-tag", "--no-default-lib", has_stack ? "--clear-execstack" : "--debug",
-                          (dir / "lib/libgreet.so").string()});
+    auto edit_lib = ours({"--set-os-abi", "gnu", "--add-debug-tag", "--no-default-lib",
+                          has_stack ? "--clear-execstack" : "--debug", (dir / "lib/libgreet.so").string()});
     ASSERT_EQ(edit_lib.exit_code, 0) << arch.name << ": " << edit_lib.output;
     auto facts = test::readelf_facts(dir / "lib/libgreet.so");
     ASSERT_TRUE(facts);
@@ -581,12 +609,14 @@ TEST_F(PatchelfCompat, RunpatchSetHeaderOptions) {
   fs::copy_file(host.dir / "lib/libgreet.so", dir / "lib/libgreet.so");
   fs::copy_file(host.dir / "prog-pie", dir / "prog");
   std::string prog = (dir / "prog").string();
-  auto r = run_command({RUNPATCH_CLI, "set", "--os-abi", "GNU", "--execstack", "--clear-symbol-version", "printf", prog}, true);
+  auto r = run_command(
+      {RUNPATCH_CLI, "set", "--os-abi", "GNU", "--execstack", "--clear-symbol-version", "printf", prog}, true);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(ours({"--print-os-abi", "--print-execstack", prog}).output, "Linux\nexecstack: X\n");
   EXPECT_EQ(readelf_dynsym(dir / "prog", "printf"), "printf\n");
   test::expect_greets(host, dir / "prog");
-  r = run_command({RUNPATCH_CLI, "set", "--no-execstack", "--no-default-lib", (dir / "lib/libgreet.so").string()}, true);
+  r = run_command({RUNPATCH_CLI, "set", "--no-execstack", "--no-default-lib", (dir / "lib/libgreet.so").string()},
+                  true);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto facts = test::readelf_facts(dir / "lib/libgreet.so");
   ASSERT_TRUE(facts);
@@ -594,7 +624,8 @@ TEST_F(PatchelfCompat, RunpatchSetHeaderOptions) {
   EXPECT_EQ(run_command({RUNPATCH_CLI, "set", "--os-abi", "plan9", prog}, true).exit_code, 2);
   EXPECT_EQ(run_command({RUNPATCH_CLI, "set", "--execstack", "--no-execstack", prog}, true).exit_code, 2);
   // A header edit together with a runpath edit, written to --output.
-  r = run_command({RUNPATCH_CLI, "set", "--runpath", "$ORIGIN/lib", "--os-abi", "sysv", "-o", (dir / "out").string(), prog}, true);
+  r = run_command(
+      {RUNPATCH_CLI, "set", "--runpath", "$ORIGIN/lib", "--os-abi", "sysv", "-o", (dir / "out").string(), prog}, true);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(test::read_file(dir / "out").at(7), 0);
   test::expect_greets(host, dir / "out");

@@ -110,7 +110,8 @@ void compile(const FixtureArch& arch, std::vector<std::string> args) {
 void build_many(const FixtureArch& arch, const fs::path& dir) {
   fs::create_directories(dir / "lib");
   write_many_library_sources(dir);
-  compile(arch, {"-shared", "-Wl,-soname,libmany.so", "-o", (dir / "lib/libmany.so").string(), (dir / "many.c").string()});
+  compile(arch,
+          {"-shared", "-Wl,-soname,libmany.so", "-o", (dir / "lib/libmany.so").string(), (dir / "many.c").string()});
   compile(arch, {"-Wl,-rpath,$ORIGIN/lib", "-o", (dir / "prog").string(), (dir / "many_main.c").string(),
                  "-L" + (dir / "lib").string(), "-lmany"});
 }
@@ -215,8 +216,9 @@ TEST_P(RenameArch, SysvHashTablesAreRebuilt) {
     SCOPED_TRACE(style);
     fs::path dir = test::scratch_dir("rename/" + arch().name + "/hash-" + style);
     fs::create_directories(dir / "lib");
-    std::ofstream(dir / "greet.c") << "const char *greet(void) { return \"lib\"; }\n"
-                                   << "int unused_export_a(void) { return 1; }\nint unused_export_b(void) { return 2; }\n";
+    std::ofstream(dir / "greet.c")
+        << "const char *greet(void) { return \"lib\"; }\n"
+        << "int unused_export_a(void) { return 1; }\nint unused_export_b(void) { return 2; }\n";
     std::ofstream(dir / "main.c") << "#include <stdio.h>\nconst char *greet(void);\n"
                                   << "int main(void) { printf(\"hello from %s\\n\", greet()); return 0; }\n";
     auto cc = [&](std::vector<std::string> args) {
@@ -224,8 +226,8 @@ TEST_P(RenameArch, SysvHashTablesAreRebuilt) {
       compile(arch(), args);
     };
     cc({"-shared", "-Wl,-soname,libgreet.so", "-o", (dir / "lib/libgreet.so").string(), (dir / "greet.c").string()});
-    cc({"-Wl,-rpath,$ORIGIN/lib", "-o", (dir / "prog").string(), (dir / "main.c").string(), "-L" + (dir / "lib").string(),
-        "-lgreet"});
+    cc({"-Wl,-rpath,$ORIGIN/lib", "-o", (dir / "prog").string(), (dir / "main.c").string(),
+        "-L" + (dir / "lib").string(), "-lgreet"});
     auto order_before = readelf_dynamic_symbols(dir / "lib/libgreet.so");
     auto request = renaming({{"greet", "greet_v2"}, {"unused_export_a", "a_export_renamed"}});
     rename_in(dir / "lib/libgreet.so", request);
@@ -234,7 +236,8 @@ TEST_P(RenameArch, SysvHashTablesAreRebuilt) {
     if (style == "sysv") {
       auto order_after = readelf_dynamic_symbols(dir / "lib/libgreet.so");
       std::replace(order_before.begin(), order_before.end(), std::string("greet"), std::string("greet_v2"));
-      std::replace(order_before.begin(), order_before.end(), std::string("unused_export_a"), std::string("a_export_renamed"));
+      std::replace(order_before.begin(), order_before.end(), std::string("unused_export_a"),
+                   std::string("a_export_renamed"));
       EXPECT_EQ(order_after, order_before) << "a file without .gnu.hash was re-sorted";
     }
   }
@@ -252,7 +255,9 @@ TEST(RenameSymbols, HashFunctions) {
   const struct {
     const char* name;
     uint32_t gnu, sysv;
-  } cases[] = {{"", 0x1505, 0}, {"printf", 0x156b2bb8, 0x077905a6}, {"greet", 0x0f871a5c, 0x006e8bc4},
+  } cases[] = {{"", 0x1505, 0},
+               {"printf", 0x156b2bb8, 0x077905a6},
+               {"greet", 0x0f871a5c, 0x006e8bc4},
                {"exported_function_with_a_long_name_1499", 0xbaa2fe35, 0x01eb9549}};
   for (const auto& c : cases) {
     EXPECT_EQ(gnu_symbol_hash(c.name), c.gnu) << c.name;
@@ -305,23 +310,28 @@ TEST(RenameSymbols, CommandLines) {
   fs::copy_file(host().dir / "prog-pie", dir / "prog");
   fs::copy_file(host().dir / "lib/libgreet.so", dir / "lib/libgreet.so");
   std::ofstream(dir / "names.map") << "greet greet_v2\n";
-  auto r = test::run_command({kPatchelf, "--rename-dynamic-symbols", (dir / "names.map").string(), (dir / "prog").string()}, true);
+  auto r = test::run_command(
+      {kPatchelf, "--rename-dynamic-symbols", (dir / "names.map").string(), (dir / "prog").string()}, true);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   r = test::run_command({RUNPATCH_CLI, "set", "--rename-dynamic-symbols", (dir / "names.map").string(),
-                         (dir / "lib/libgreet.so").string()}, true);
+                         (dir / "lib/libgreet.so").string()},
+                        true);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   test::expect_greets(host(), dir / "prog");
 
   // patchelf's answer for a file without a dynamic section.
   fs::copy_file(host().dir / "prog-static", dir / "static");
-  r = test::run_command({kPatchelf, "--rename-dynamic-symbols", (dir / "names.map").string(), (dir / "static").string()}, true);
+  r = test::run_command(
+      {kPatchelf, "--rename-dynamic-symbols", (dir / "names.map").string(), (dir / "static").string()}, true);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output, "patchelf: cannot find section '.dynamic'. The input file is most likely statically linked\n");
   // A malformed map is a usage error naming the file and the line.
   std::ofstream(dir / "bad.map") << "greet\n";
-  r = test::run_command({RUNPATCH_CLI, "set", "--rename-dynamic-symbols", (dir / "bad.map").string(), (dir / "prog").string()}, true);
+  r = test::run_command(
+      {RUNPATCH_CLI, "set", "--rename-dynamic-symbols", (dir / "bad.map").string(), (dir / "prog").string()}, true);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find((dir / "bad.map").string() + ":1: Map file line is missing the second element"), std::string::npos)
+  EXPECT_NE(r.output.find((dir / "bad.map").string() + ":1: Map file line is missing the second element"),
+            std::string::npos)
       << r.output;
 }
 

@@ -42,7 +42,11 @@ std::optional<ResolutionCache> readelf_note(const fs::path& file) {
 // readelf -lW: the PT_NOTE at the note's offset lies in a read-only PT_LOAD.
 bool note_in_read_only_load(const fs::path& file, uint64_t note_offset) {
   auto r = test::run_command({"readelf", "-lW", file.string()});
-  struct Row { std::string type; uint64_t off, size; std::string flags; };
+  struct Row {
+    std::string type;
+    uint64_t off, size;
+    std::string flags;
+  };
   std::vector<Row> rows;
   std::istringstream lines(r.output);
   for (std::string line; std::getline(lines, line);) {
@@ -151,7 +155,8 @@ TEST_P(Ldcache, NoteSaysWhereEachLibraryIsAndEveryProgramRuns) {
     // strip repacks a file whose program headers moved so that the table's
     // offset no longer equals its address; qemu-user derives AT_PHDR from the
     // offset (the kernel uses PT_PHDR), so only native runs prove that case.
-    if (arch().qemu != "-" && outcome->layout_note.find("moved the program header table") != std::string::npos) continue;
+    if (arch().qemu != "-" && outcome->layout_note.find("moved the program header table") != std::string::npos)
+      continue;
     fs::path stripped = file.string() + ".stripped";
     auto strip = test::run_command({test::strip_tool(arch()), "-o", stripped.string(), file.string()}, true);
     ASSERT_EQ(strip.exit_code, 0) << strip.output;
@@ -175,8 +180,9 @@ TEST_P(Ldcache, LaterEditsRefreshOrRemoveTheNote) {
   ASSERT_TRUE(info->resolution_cache);
   EXPECT_EQ(info->resolution_cache->entries,
             (ResolutionCache{{"libc.so.6", {"?" + at("missing"), "?/nonexistent/" + std::string(200, 'x')}},
-                             {"libgreet.so", {"?" + at("missing"), "=" + at("moved") + "/libgreet.so",
-                                              "?/nonexistent/" + std::string(200, 'x')}}}));
+                             {"libgreet.so",
+                              {"?" + at("missing"), "=" + at("moved") + "/libgreet.so",
+                               "?/nonexistent/" + std::string(200, 'x')}}}));
   EXPECT_EQ(readelf_note(file), info->resolution_cache->entries);
   expect_runs(file);
 
@@ -239,7 +245,8 @@ TEST(LdcacheCli, PatchelfFrontEndWritesTheSameNote) {
   fs::copy_file(host_fixture("prog-pie"), dir / "ours");
   fs::copy_file(host_fixture("prog-pie"), dir / "front");
   std::string runpath = "/nonexistent:" + (dir / "lib").string();
-  auto ours = test::run_command({RUNPATCH_CLI, "set", "--runpath", runpath, "--ldcache", (dir / "ours").string()}, true);
+  auto ours =
+      test::run_command({RUNPATCH_CLI, "set", "--runpath", runpath, "--ldcache", (dir / "ours").string()}, true);
   ASSERT_EQ(ours.exit_code, 0) << ours.output;
   std::string front_end = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
   auto front = test::run_command({front_end, "--set-rpath", runpath, (dir / "front").string()}, true);
@@ -269,7 +276,8 @@ TEST(LdcacheCli, TreeStatsCountsOpenAttempts) {
   fs::copy_file(host_fixture("prog-pie"), dir / "prog");
   ASSERT_EQ(test::run_command({RUNPATCH_CLI, "set", "--runpath", runpath, (dir / "prog").string()}).exit_code, 0);
   auto stats_for = [&] {
-    auto r = test::run_command({RUNPATCH_CLI, "tree", "--stats", "--json", "--ignore-environment", (dir / "prog").string()});
+    auto r =
+        test::run_command({RUNPATCH_CLI, "tree", "--stats", "--json", "--ignore-environment", (dir / "prog").string()});
     auto json = nlohmann::json::parse(r.output, nullptr, false);
     EXPECT_FALSE(json.is_discarded()) << r.output;
     return json.is_discarded() ? nlohmann::json() : json.at(0).at("open_attempts");
@@ -287,8 +295,8 @@ TEST(LdcacheCli, TreeStatsCountsOpenAttempts) {
   EXPECT_EQ(after.at("with_note"), before.at("with_note"));
   EXPECT_LT(after.at("with_note").get<int>(), after.at("without_note").get<int>());
   // tree --use-ldcache resolves as the patched loader: libgreet comes straight from the note.
-  auto tree = test::run_command({RUNPATCH_CLI, "tree", "--use-ldcache", "--json", "--ignore-environment",
-                                 (dir / "prog").string()});
+  auto tree = test::run_command(
+      {RUNPATCH_CLI, "tree", "--use-ldcache", "--json", "--ignore-environment", (dir / "prog").string()});
   EXPECT_NE(tree.output.find("resolution cache of"), std::string::npos) << tree.output;
   EXPECT_EQ(tree.output.find((dir / "empty0/libgreet.so").string()), std::string::npos) << "searched past the note";
   EXPECT_EQ(test::run_command({(dir / "prog").string()}).output, "hello from lib\n");
@@ -308,12 +316,13 @@ TEST(LdcacheCli, PolicyCommandsWriteAndLaterOnesRefresh) {
     return r;
   };
   auto no_stale_note = [&] {
-    auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", "--driver-dir", (dir / "driver").string(),
-                                (dir / "bin").string(), (dir / "lib").string()});
+    auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", "--driver-dir",
+                                (dir / "driver").string(), (dir / "bin").string(), (dir / "lib").string()});
     EXPECT_EQ(r.output.find("stale-ldcache"), std::string::npos) << r.output;
   };
   fs::path prog = dir / "bin/cuda-prog";
-  cli({"driver", "--ldcache", "--driver-dir", (dir / "driver").string(), (dir / "bin").string(), (dir / "lib").string()});
+  cli({"driver", "--ldcache", "--driver-dir", (dir / "driver").string(), (dir / "bin").string(),
+       (dir / "lib").string()});
   auto info = read_elf_info(prog);
   ASSERT_TRUE(info && info->resolution_cache);
   EXPECT_EQ(info->resolution_cache->entries,
@@ -324,7 +333,8 @@ TEST(LdcacheCli, PolicyCommandsWriteAndLaterOnesRefresh) {
   // compat puts its directory first, which holds no DT_NEEDED of the program: same pairs, still true.
   cli({"compat", "--libcuda", (dir / "compat").string(), "--driver-dir", (dir / "driver").string(),
        (dir / "bin").string(), (dir / "lib").string()});
-  EXPECT_EQ(read_elf_info(prog)->runpath, (dir / "compat").string() + ":" + (dir / "driver").string() + ":$ORIGIN/../lib");
+  EXPECT_EQ(read_elf_info(prog)->runpath,
+            (dir / "compat").string() + ":" + (dir / "driver").string() + ":$ORIGIN/../lib");
   EXPECT_EQ(read_elf_info(prog)->resolution_cache->entries, info->resolution_cache->entries);
   EXPECT_EQ(test::run_command({prog.string()}).output, "libcuda: compat\n");
   no_stale_note();
@@ -357,9 +367,13 @@ TEST(LdcacheCli, CheckReportsAStaleNote) {
   fs::copy_file(host_fixture("lib/libgreet.so"), dir / "b/libgreet.so");
   fs::copy_file(host_fixture("prog-pie"), dir / "prog");
   std::string runpath = (dir / "a").string() + ":" + (dir / "b").string();
-  ASSERT_EQ(test::run_command({RUNPATCH_CLI, "set", "--runpath", runpath, "--ldcache", (dir / "prog").string()}).exit_code, 0);
+  ASSERT_EQ(
+      test::run_command({RUNPATCH_CLI, "set", "--runpath", runpath, "--ldcache", (dir / "prog").string()}).exit_code,
+      0);
   EXPECT_EQ(test::run_command({(dir / "prog").string()}).output, "hello from lib\n");
-  auto check = [&] { return test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", (dir / "prog").string()}); };
+  auto check = [&] {
+    return test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", (dir / "prog").string()});
+  };
   auto fresh = check();
   EXPECT_EQ(fresh.output.find("stale-ldcache"), std::string::npos) << fresh.output;
   // A library appears in an earlier directory: the loader without the note would load it.

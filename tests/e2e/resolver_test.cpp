@@ -23,7 +23,8 @@ class ResolverTree : public ::testing::Test {
     host_ = arches.at(0);
     for (const auto& a : arches)
       if (a.name == "aarch64") foreign_ = a;
-    dir_ = test::scratch_dir(std::string("resolver/") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        test::scratch_dir(std::string("resolver/") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   fs::path copy(const fs::path& from, const fs::path& to) {
     fs::create_directories(to.parent_path());
@@ -48,8 +49,9 @@ class ResolverTree : public ::testing::Test {
   }
   // What the real loader maps for name, when the file is of the host.
   static std::string loader_says(const fs::path& file, const std::string& name) {
-    auto r = test::run_command({"sh", "-c", "env -u LD_LIBRARY_PATH /lib64/ld-linux-x86-64.so.2 --list " +
-                                                test::shell_quote(file.string()) + " 2>&1"});
+    auto r = test::run_command(
+        {"sh", "-c",
+         "env -u LD_LIBRARY_PATH /lib64/ld-linux-x86-64.so.2 --list " + test::shell_quote(file.string()) + " 2>&1"});
     if (r.output.find("error while loading shared libraries: " + name + ":") != std::string::npos) return "not";
     auto at = r.output.find(name + " => ");
     if (at == std::string::npos) return "";
@@ -228,9 +230,9 @@ TEST_F(ResolverTree, LookupMatchesFullParseOfGeneratedCaches) {
   if (!test::have_program("ldconfig") && !fs::exists("/sbin/ldconfig")) GTEST_SKIP() << "ldconfig is missing";
   fs::path root = dir_ / "root";
   const std::vector<std::string> sonames = {
-      "libv.so.1", "libv.so.2", "libv.so.9", "libv.so.10", "libv.so.100", "libv2.so", "libv10.so",
-      "libva.so",  "libvA.so",  "libv_.so",  "libv-1.2.so.3", "libv-1.10.so.3", "liba.so.1", "libz.so.1",
-      "lib9.so",   "libQt5Core.so.5", "libx.so.4294967296", "libx.so.4294967297"};
+      "libv.so.1", "libv.so.2", "libv.so.9", "libv.so.10",      "libv.so.100",        "libv2.so",
+      "libv10.so", "libva.so",  "libvA.so",  "libv_.so",        "libv-1.2.so.3",      "libv-1.10.so.3",
+      "liba.so.1", "libz.so.1", "lib9.so",   "libQt5Core.so.5", "libx.so.4294967296", "libx.so.4294967297"};
   for (const auto& soname : sonames) {
     fs::path lib = copy(host_.dir / "lib/libgreet.so", root / "opt/v/lib" / soname);
     EditRequest r;
@@ -259,7 +261,8 @@ TEST_F(ResolverTree, CacheGeneratedByLdconfigInAForeignRoot) {
   copy(host_.dir / "lib/libgreet.so", root / "opt/vendor/lib/libgreet.so");
   fs::path prog = copy(host_.dir / "prog-norunpath", root / "usr/bin/prog");
   copy(fs::canonical("/lib64/ld-linux-x86-64.so.2"), root / "lib64/ld-linux-x86-64.so.2");
-  test::write_file(root / "etc/ld.so.conf", {'/', 'o', 'p', 't', '/', 'v', 'e', 'n', 'd', 'o', 'r', '/', 'l', 'i', 'b', '\n'});
+  test::write_file(root / "etc/ld.so.conf",
+                   {'/', 'o', 'p', 't', '/', 'v', 'e', 'n', 'd', 'o', 'r', '/', 'l', 'i', 'b', '\n'});
   for (const char* format : {"new", "old", "compat"}) {
     SCOPED_TRACE(format);
     auto r = test::run_command({"ldconfig", "-r", root.string(), "-c", format}, true);
@@ -267,7 +270,8 @@ TEST_F(ResolverTree, CacheGeneratedByLdconfigInAForeignRoot) {
     auto cache = read_ld_so_cache(root / "etc/ld.so.cache");
     ASSERT_TRUE(cache) << cache.error().message();
     bool listed = false;
-    for (const auto& entry : *cache) listed = listed || (entry.name == "libgreet.so" && entry.path == "/opt/vendor/lib/libgreet.so");
+    for (const auto& entry : *cache)
+      listed = listed || (entry.name == "libgreet.so" && entry.path == "/opt/vendor/lib/libgreet.so");
     EXPECT_TRUE(listed);
     SearchEnvironment e;
     e.root = root;
@@ -323,7 +327,8 @@ TEST_F(ResolverTree, EveryCandidateKeepsTheFirstHitAndRecordsTheShadowed) {
   // The default search stops at the first hit, as ld.so does.
   auto plain = resolve_tree(prog, SearchEnvironment{});
   ASSERT_TRUE(plain);
-  for (const auto& a : edge(*plain, "libgreet.so")->resolution.attempts) EXPECT_NE(a.outcome, AttemptOutcome::AlsoFound);
+  for (const auto& a : edge(*plain, "libgreet.so")->resolution.attempts)
+    EXPECT_NE(a.outcome, AttemptOutcome::AlsoFound);
 }
 
 TEST_F(ResolverTree, ForeignRootUsesThatMachinesDefaultDirs) {

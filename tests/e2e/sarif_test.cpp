@@ -63,8 +63,10 @@ std::vector<std::string> github_sarif_violations(const json& log) {
                                             : json::array();
     for (size_t i = 0; i < rules.size(); ++i) {
       std::string rat = at + "/tool/driver/rules/" + std::to_string(i);
-      if (!non_empty_string(rules[i], "id")) fail(rat + "/id", "required");
-      else if (!rule_ids.insert(rules[i]["id"]).second) fail(rat + "/id", "duplicate");
+      if (!non_empty_string(rules[i], "id"))
+        fail(rat + "/id", "required");
+      else if (!rule_ids.insert(rules[i]["id"]).second)
+        fail(rat + "/id", "duplicate");
       if (rules[i].contains("shortDescription") && !non_empty_string(rules[i]["shortDescription"], "text"))
         fail(rat + "/shortDescription/text", "required");
     }
@@ -76,10 +78,14 @@ std::vector<std::string> github_sarif_violations(const json& log) {
     for (size_t i = 0; i < run["results"].size(); ++i) {
       const json& result = run["results"][i];
       std::string rat = at + "/results/" + std::to_string(i);
-      if (!result.contains("message") || !non_empty_string(result["message"], "text")) fail(rat + "/message/text", "required");
-      if (!non_empty_string(result, "ruleId")) fail(rat + "/ruleId", "required");
-      else if (!rule_ids.count(result["ruleId"])) fail(rat + "/ruleId", "not among the driver's rules");
-      if (result.contains("level") && !levels.count(result["level"].get<std::string>())) fail(rat + "/level", "unknown");
+      if (!result.contains("message") || !non_empty_string(result["message"], "text"))
+        fail(rat + "/message/text", "required");
+      if (!non_empty_string(result, "ruleId"))
+        fail(rat + "/ruleId", "required");
+      else if (!rule_ids.count(result["ruleId"]))
+        fail(rat + "/ruleId", "not among the driver's rules");
+      if (result.contains("level") && !levels.count(result["level"].get<std::string>()))
+        fail(rat + "/level", "unknown");
       if (!result.contains("locations") || !result["locations"].is_array() || result["locations"].empty()) {
         fail(rat + "/locations", "at least one is required");
         continue;
@@ -95,7 +101,8 @@ std::vector<std::string> github_sarif_violations(const json& log) {
         std::string uri = artifact["uri"];
         if (!is_uri_reference(uri)) fail(lat + "/artifactLocation/uri", "not an RFC 3986 URI: " + uri);
         if (artifact.contains("uriBaseId")) {
-          if (has_scheme(uri) || uri.starts_with("/")) fail(lat + "/artifactLocation/uri", "must be relative with a uriBaseId");
+          if (has_scheme(uri) || uri.starts_with("/"))
+            fail(lat + "/artifactLocation/uri", "must be relative with a uriBaseId");
         } else if (!uri.starts_with("file:///")) {
           fail(lat + "/artifactLocation/uri", "a URI without uriBaseId must be an absolute file:/// URI: " + uri);
         }
@@ -109,13 +116,14 @@ std::vector<std::string> github_sarif_violations(const json& log) {
 }
 
 TEST(SarifValidator, CatchesWhatGithubRefuses) {
-  json bad = {{"version", "2.1.0"},
-              {"runs",
-               {{{"tool", {{"driver", {{"name", "x"}, {"rules", {{{"id", "r"}}}}}}}},
-                 {"results",
-                  {{{"ruleId", "r"},
-                    {"message", {{"text", "m"}}},
-                    {"locations", {{{"physicalLocation", {{"artifactLocation", {{"uri", "file://cuda/lib/a b"}}}}}}}}}}}}}}};
+  json bad = {
+      {"version", "2.1.0"},
+      {"runs",
+       {{{"tool", {{"driver", {{"name", "x"}, {"rules", {{{"id", "r"}}}}}}}},
+         {"results",
+          {{{"ruleId", "r"},
+            {"message", {{"text", "m"}}},
+            {"locations", {{{"physicalLocation", {{"artifactLocation", {{"uri", "file://cuda/lib/a b"}}}}}}}}}}}}}}};
   auto violations = github_sarif_violations(bad);
   ASSERT_EQ(violations.size(), 3u) << ::testing::PrintToString(violations);
   EXPECT_NE(violations[0].find("not an RFC 3986 URI"), std::string::npos);
@@ -145,7 +153,8 @@ TEST(Sarif, CheckCommandWritesAValidLogForOddNames) {
   fs::create_directories(root / "sp ace");
   fs::copy_file(test::fixture_arches().at(0).dir / "prog-norunpath", root / "sp ace/prog #1");
   fs::path log = root / "report.sarif";
-  auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", log.string()}, true);
+  auto r =
+      test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", log.string()}, true);
   EXPECT_EQ(r.exit_code, 1) << r.output;  // libgreet.so is unresolved
   json sarif = json::parse(test::read_file(log));
   auto violations = github_sarif_violations(sarif);
@@ -177,9 +186,11 @@ TEST(CheckReports, AReportThatCannotBeWrittenIsOneErrorAndExitTwo) {
   EXPECT_FALSE(test::read_file(root / "j.xml").empty());
   EXPECT_FALSE(test::read_file(root / "s.sarif").empty());
   if (fs::exists("/dev/full")) {  // a device that is always full: the write itself fails
-    auto full = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", "/dev/full"}, true);
+    auto full =
+        test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", "/dev/full"}, true);
     EXPECT_EQ(full.exit_code, 2) << full.output;
-    EXPECT_NE(full.output.find("runpatch: cannot write /dev/full: No space left on device"), std::string::npos) << full.output;
+    EXPECT_NE(full.output.find("runpatch: cannot write /dev/full: No space left on device"), std::string::npos)
+        << full.output;
   }
 }
 

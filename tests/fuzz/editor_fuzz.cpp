@@ -1,8 +1,8 @@
 // Fuzz target: parse -> an edit chosen by the input (layout for a copy or for
 // one committing write; header fields and symbol renames too) -> plan ->
-// verify (as the editor does before writing) -> apply the plan in memory -> re-parse. The result must parse, say what was asked, and keep
-// every DT_NEEDED of the original; a resolution-cache note asked for must
-// read back as built, one asked away must be gone.
+// verify (as the editor does before writing) -> apply the plan in memory -> re-parse. The result must parse, say what
+// was asked, and keep every DT_NEEDED of the original; a resolution-cache note asked for must read back as built, one
+// asked away must be gone.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -28,14 +28,15 @@ struct FuzzEdit {
 FuzzEdit choose_edit(uint8_t selector, uint8_t length) {
   FuzzEdit edit;
   // Runpath entries that exist nowhere: the note, when written, holds "?" entries only (no file system luck).
-  if (selector & 4) edit.request.resolution_cache = length % 2 ? runpatch::ResolutionCacheMode::Write
-                                                                : runpatch::ResolutionCacheMode::Remove;
+  if (selector & 4)
+    edit.request.resolution_cache =
+        length % 2 ? runpatch::ResolutionCacheMode::Write : runpatch::ResolutionCacheMode::Remove;
   std::string entry = "/fuzz/" + std::string(length, 'r');
   switch (selector % 4) {
-    case 0: edit.runpath = entry; break;                          // fits or not, by length
+    case 0: edit.runpath = entry; break;  // fits or not, by length
     case 1: edit.runpath = entry + ":$ORIGIN/../lib:" + entry; break;
     case 2: edit.request.soname = "libfuzz.so." + std::to_string(length); return edit;
-    default: edit.runpath = "/x"; break;                          // shorter: in place
+    default: edit.runpath = "/x"; break;  // shorter: in place
   }
   edit.request.runpath = runpatch::set_runpath_update(edit.runpath);
   return edit;
@@ -66,9 +67,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   runpatch::EditOptions options;
   options.commit_in_elf_header = options.in_place = (size / 8) % 2 == 1;  // as the editor plans first
   edit.request.resolution_root = "/nonexistent-fuzz-root";
-  auto plan = runpatch::visit_elf(bytes, name, [&](const auto& view) {
-    return runpatch::plan_edit(view, *before, options, edit.request);
-  });
+  auto plan = runpatch::visit_elf(
+      bytes, name, [&](const auto& view) { return runpatch::plan_edit(view, *before, options, edit.request); });
   if (!plan) {
     if (plan.error().what.empty()) std::abort();
     return 0;
@@ -80,17 +80,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (verified.error().what.empty()) std::abort();
     return 0;
   }
-  if (plan->new_size > bytes.size() + (uint64_t(1) << 30) + (1u << 20)) std::abort();  // the planner bounds holes at 1 GiB
+  if (plan->new_size > bytes.size() + (uint64_t(1) << 30) + (1u << 20))
+    std::abort();                                        // the planner bounds holes at 1 GiB
   if (plan->new_size > (uint64_t(256) << 20)) return 0;  // a legitimate big hole: too big to check in memory here
   std::vector<uint8_t> out(bytes.begin(), bytes.end());
   out.resize(plan->new_size > out.size() ? plan->new_size : out.size());
   for (const auto& w : plan->writes) {
-    if (w.offset > out.size() || w.bytes.size() > out.size() - w.offset) std::abort();  // writes stay inside the new file
+    if (w.offset > out.size() || w.bytes.size() > out.size() - w.offset)
+      std::abort();  // writes stay inside the new file
     std::memcpy(out.data() + w.offset, w.bytes.data(), w.bytes.size());
   }
   out.resize(plan->new_size);  // a reclaimed interrupted tail is cut off
   auto after = runpatch::read_elf_info(std::span<const uint8_t>(out), name);
-  if (!after) std::abort();                      // the edited file must parse
+  if (!after) std::abort();                           // the edited file must parse
   if (after->needed != before->needed) std::abort();  // and keep every DT_NEEDED
   if (!edit.runpath.empty() && runpatch::effective_runpath(*after) != edit.runpath) std::abort();
   if (edit.request.soname && after->soname != edit.request.soname) std::abort();

@@ -34,8 +34,8 @@ std::vector<std::string> skipped_arches() {
 
 const std::vector<std::string>& fixture_names() {
   static const std::vector<std::string> names = {
-      "lib/libgreet.so", "libnosoname.so", "librunpath.so",    "prog-pie",    "prog-nopie",
-      "prog-rpath",      "prog-norunpath", "prog-longrunpath", "prog-static", "prog-stripped", "prog-nodeflib", "libplugin-host.so"};
+      "lib/libgreet.so", "libnosoname.so",   "librunpath.so", "prog-pie",      "prog-nopie",    "prog-rpath",
+      "prog-norunpath",  "prog-longrunpath", "prog-static",   "prog-stripped", "prog-nodeflib", "libplugin-host.so"};
   return names;
 }
 

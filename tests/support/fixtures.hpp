@@ -9,7 +9,7 @@
 namespace runpatch::test {
 
 struct FixtureArch {
-  std::string name;     // x86_64, aarch64, ...
+  std::string name;  // x86_64, aarch64, ...
   std::string compiler;
   std::string qemu;     // "-" for the host
   std::string sysroot;  // "-" for the host

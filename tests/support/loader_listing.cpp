@@ -31,8 +31,10 @@ LoaderListing parse_loader_listing(const std::string& output, const std::string&
     }
     std::string name = line.substr(start, arrow - start);
     std::string rest = line.substr(arrow + 4);
-    if (rest.rfind("not found", 0) == 0) view.missing.insert(name);
-    else if (rest.substr(0, rest.find(" (")) != loader) view.found[name] = rest.substr(0, rest.find(" ("));
+    if (rest.rfind("not found", 0) == 0)
+      view.missing.insert(name);
+    else if (rest.substr(0, rest.find(" (")) != loader)
+      view.found[name] = rest.substr(0, rest.find(" ("));
   }
   return view;
 }
@@ -41,7 +43,8 @@ LoaderListing listing_of(const DependencyTree& tree, const std::string& loader) 
   LoaderListing view;
   for (const auto& e : tree.edges) {
     if (e.dlopen) continue;  // --list shows DT_NEEDED only
-    if (!e.resolution.path) view.missing.insert(e.resolution.name);
+    if (!e.resolution.path)
+      view.missing.insert(e.resolution.name);
     else if (e.to && *e.to > 0 && e.resolution.via != FoundVia::AlreadyLoaded && tree.objects[*e.to].path != loader) {
       bool has_slash = e.resolution.name.find('/') != std::string::npos;
       view.found.emplace(has_slash ? *e.resolution.path : e.resolution.name, *e.resolution.path);

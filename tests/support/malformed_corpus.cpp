@@ -63,7 +63,8 @@ void add_variant(std::vector<MalformedCase>& out, bool is64, bool big) {
   mutate("strtab-outside-segments", "dynamic string table", [&](auto& b) { set(b, strtab_value, f.word, 0x10000000); });
   mutate("strsz-past-segment", "no loadable segment", [&](auto& b) { set(b, strsz_value, f.word, 1u << 30); });
   mutate("missing-nul", "not NUL-terminated", [&](auto& b) { set(b, strsz_value, f.word, L.dynstr_size - 1); });
-  mutate("needed-index-out-of-range", "outside the string table", [&](auto& b) { set(b, L.dynamic_offset + word, f.word, 99999); });
+  mutate("needed-index-out-of-range", "outside the string table",
+         [&](auto& b) { set(b, L.dynamic_offset + word, f.word, 99999); });
   // PT_DYNAMIC is the builder's last program header; p_offset follows p_type (and p_flags on ELF64).
   uint64_t dyn_phdr = L.phoff + (L.phnum - 1) * L.phentsize;
   uint64_t p_offset_at = dyn_phdr + (is64 ? 8 : 4);

@@ -9,7 +9,7 @@
 namespace runpatch::test {
 
 struct MalformedCase {
-  std::string name;   // also a file name
+  std::string name;  // also a file name
   std::vector<uint8_t> bytes;
   std::string error;  // a part of the one error message expected
 };

@@ -24,7 +24,8 @@ std::string compare_with_readelf(const std::filesystem::path& file) {
     if (a != b) diff += fmt::format("{}: {} runpatch={} readelf={}\n", file.string(), name, show(a), show(b));
   };
   if (ours->has_dynamic != theirs->has_dynamic)
-    diff += fmt::format("{}: has_dynamic runpatch={} readelf={}\n", file.string(), ours->has_dynamic, theirs->has_dynamic);
+    diff +=
+        fmt::format("{}: has_dynamic runpatch={} readelf={}\n", file.string(), ours->has_dynamic, theirs->has_dynamic);
   if (ours->needed != theirs->needed)
     diff += fmt::format("{}: needed runpatch={} readelf={}\n", file.string(), ours->needed, theirs->needed);
   field("runpath", ours->runpath, theirs->runpath);
@@ -32,8 +33,7 @@ std::string compare_with_readelf(const std::filesystem::path& file) {
   field("soname", ours->soname, theirs->soname);
   field("interpreter", ours->interpreter, theirs->interpreter);
   bool pie_flag = std::find(theirs->flags_1.begin(), theirs->flags_1.end(), "PIE") != theirs->flags_1.end();
-  if (pie_flag != bool(ours->flags_1 & 0x08000000))
-    diff += fmt::format("{}: DF_1_PIE disagrees\n", file.string());
+  if (pie_flag != bool(ours->flags_1 & 0x08000000)) diff += fmt::format("{}: DF_1_PIE disagrees\n", file.string());
   return diff;
 }
 

@@ -31,7 +31,8 @@ std::optional<OracleFacts> readelf_facts(const std::filesystem::path& file) {
       facts.interpreter = line.substr(at + 33, line.rfind(']') - (at + 33));
     if (line.find("Dynamic section at offset") != std::string::npos) facts.has_dynamic = true;
     if (line.find("(NEEDED)") != std::string::npos) facts.needed.push_back(*bracketed_after(line, "Shared library:"));
-    if (line.find("(RUNPATH)") != std::string::npos) keep_first(facts.runpath, bracketed_after(line, "Library runpath:"));
+    if (line.find("(RUNPATH)") != std::string::npos)
+      keep_first(facts.runpath, bracketed_after(line, "Library runpath:"));
     if (line.find("(RPATH)") != std::string::npos) keep_first(facts.rpath, bracketed_after(line, "Library rpath:"));
     if (line.find("(SONAME)") != std::string::npos) keep_first(facts.soname, bracketed_after(line, "Library soname:"));
     if (auto at = line.find("(FLAGS_1)"); at != std::string::npos) {

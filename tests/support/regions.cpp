@@ -18,7 +18,9 @@ std::vector<Region> editable_regions(const std::filesystem::path& original) {
   auto lines_of = [](const std::string& flags, const std::filesystem::path& f) {
     return run_command({"env", "LC_ALL=C", "readelf", flags, "-W", f.string()}).output;
   };
-  struct Load { uint64_t off, vaddr, filesz; };
+  struct Load {
+    uint64_t off, vaddr, filesz;
+  };
   std::vector<Load> loads;
   uint64_t phoff = 0, phnum = 0, phentsize = 0, ehsize = 0, shoff = 0, shnum = 0, shentsize = 0;
   {
@@ -51,7 +53,8 @@ std::vector<Region> editable_regions(const std::filesystem::path& original) {
       words >> type >> off >> vaddr >> paddr >> filesz;
       if (off.rfind("0x", 0) != 0) continue;
       if (type == "LOAD") loads.push_back({hex(off), hex(vaddr), hex(filesz)});
-      if (type == "INTERP" || type == "DYNAMIC" || type == "NOTE") regions.push_back({hex(off), hex(off) + hex(filesz), type});
+      if (type == "INTERP" || type == "DYNAMIC" || type == "NOTE")
+        regions.push_back({hex(off), hex(off) + hex(filesz), type});
     }
   }
   {

@@ -1,6 +1,6 @@
 // The byte ranges an edit may touch, found with readelf (not our reader):
-// ELF + program headers, section headers, PT_INTERP, PT_NOTE (both may move out of the way), PT_DYNAMIC, the dynamic string table and
-// the symbol tables, plus anything past the old end of the file.
+// ELF + program headers, section headers, PT_INTERP, PT_NOTE (both may move out of the way), PT_DYNAMIC, the dynamic
+// string table and the symbol tables, plus anything past the old end of the file.
 #pragma once
 
 #include <cstdint>

@@ -13,8 +13,8 @@ namespace runpatch::test {
 struct SyntheticSpec {
   bool is64 = true;
   bool big_endian = false;
-  uint16_t type = 3;        // ET_DYN
-  uint16_t machine = 62;    // EM_X86_64
+  uint16_t type = 3;      // ET_DYN
+  uint16_t machine = 62;  // EM_X86_64
   uint8_t osabi = 0;
   bool with_dynamic = true;
   bool with_section_headers = true;

@@ -69,12 +69,15 @@ const Row kRows[] = {
     {{"--paths", "/o", "--ru", "/rt", "--ap", "/ap"}, "paths=[/o] rt=[/rt] append=[/ap]"},
     {{"--paths", "/o", "--ext", "a", "b"}, "paths=[/o] extra=[a,b]"},
     {{"--paths", "/o", "--ignore-miss=x"}, "paths=[/o] ignore=[x]"},
-    {{"--paths", "/o", "--i", "x"}, "error: ambiguous option: --i could match --ignore-missing, --ignore-existing, "
-                                    "--interpreter, --in-place"},
-    {{"--paths", "/o", "--ignore", "x"}, "error: ambiguous option: --ignore could match --ignore-missing, "
-                                         "--ignore-existing"},
-    {{"--paths", "/o", "--ignore=x"}, "error: ambiguous option: --ignore=x could match --ignore-missing, "
-                                      "--ignore-existing"},
+    {{"--paths", "/o", "--i", "x"},
+     "error: ambiguous option: --i could match --ignore-missing, --ignore-existing, "
+     "--interpreter, --in-place"},
+    {{"--paths", "/o", "--ignore", "x"},
+     "error: ambiguous option: --ignore could match --ignore-missing, "
+     "--ignore-existing"},
+    {{"--paths", "/o", "--ignore=x"},
+     "error: ambiguous option: --ignore=x could match --ignore-missing, "
+     "--ignore-existing"},
     // --extra-args takes the rest of the line, options included.
     {{"--paths", "/o", "--extra-args", "--paths", "/x", "--set-rpath", "/r"},
      "paths=[/o] extra=[--paths,/x,--set-rpath,/r]"},

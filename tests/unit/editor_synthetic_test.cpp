@@ -23,7 +23,8 @@ class EditorAllTargets : public ::testing::TestWithParam<Target> {
     spec.is64 = GetParam().is64;
     spec.big_endian = GetParam().big;
     fs::path file = test::scratch_dir("editor_synthetic/" + name + std::to_string(GetParam().is64) +
-                                      std::to_string(GetParam().big)) / "lib.so";
+                                      std::to_string(GetParam().big)) /
+                    "lib.so";
     test::write_file(file, test::build_synthetic_elf(spec).bytes);
     return file;
   }

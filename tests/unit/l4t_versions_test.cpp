@@ -40,9 +40,9 @@ TEST(L4tVersions, FindByJetpackExactOrPrefix) {
   EXPECT_EQ(find_jetpack("5.1")->jetpack, "5.1.5");
   ASSERT_NE(find_jetpack("7"), nullptr);
   EXPECT_EQ(find_jetpack("7")->jetpack, "7.0");
-  EXPECT_EQ(find_jetpack("6.0"), nullptr);   // not a row
+  EXPECT_EQ(find_jetpack("6.0"), nullptr);  // not a row
   EXPECT_EQ(find_jetpack("6.2.10"), nullptr);
-  EXPECT_EQ(find_jetpack("62"), nullptr);    // a prefix must end at a dot
+  EXPECT_EQ(find_jetpack("62"), nullptr);  // a prefix must end at a dot
   EXPECT_EQ(find_jetpack(""), nullptr);
   EXPECT_EQ(find_jetpack("4.6"), nullptr);
 }
@@ -87,7 +87,7 @@ TEST(L4tVersions, CompatRange) {
   EXPECT_TRUE(compat_in_range(jp6, cuda("12.9")));
   EXPECT_FALSE(compat_in_range(jp6, cuda("12.2")));
   EXPECT_FALSE(compat_in_range(jp6, cuda("13.0")));
-  EXPECT_TRUE(compat_in_range(jp6, cuda("12")));  // major only: within 12.x
+  EXPECT_TRUE(compat_in_range(jp6, cuda("12")));     // major only: within 12.x
   EXPECT_FALSE(compat_in_range(jp7, cuda("13.0")));  // JetPack 7 has no cuda_compat
 }
 

@@ -78,12 +78,12 @@ TEST(LayOutSegment, ProgramHeadersFirstThenStringsDynamicInterpreterCarriedNote)
   parts.note = 60;
   auto at = lay_out_segment(parts);
   EXPECT_EQ(at.phdrs, 0u);
-  EXPECT_EQ(at.strtab, 784u);                 // 14 * 56, 16-aligned
-  EXPECT_EQ(at.dynamic, 1792u);               // 784 + 1001 = 1785, 16-aligned
+  EXPECT_EQ(at.strtab, 784u);    // 14 * 56, 16-aligned
+  EXPECT_EQ(at.dynamic, 1792u);  // 784 + 1001 = 1785, 16-aligned
   EXPECT_EQ(at.interp, 1792u + 640);
-  EXPECT_EQ(at.carried[0], 2432u + 28);       // 4-aligned
-  EXPECT_EQ(at.carried[1], 2496u);            // 2460 + 36 = 2496, 8-aligned
-  EXPECT_EQ(at.note, 2520u);                  // 2496 + 24, 4-aligned
+  EXPECT_EQ(at.carried[0], 2432u + 28);  // 4-aligned
+  EXPECT_EQ(at.carried[1], 2496u);       // 2460 + 36 = 2496, 8-aligned
+  EXPECT_EQ(at.note, 2520u);             // 2496 + 24, 4-aligned
   EXPECT_EQ(at.size, 2580u);
 }
 

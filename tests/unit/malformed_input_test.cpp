@@ -152,7 +152,8 @@ TEST(Malformed, MissingNulTerminator) { expect_error(corpus_case("64le-missing-n
 
 // The first dynamic entry is DT_NEEDED, pointed far outside the table.
 TEST(Malformed, StringIndexOutOfRange) {
-  expect_error(corpus_case("64le-needed-index-out-of-range"), "DT_NEEDED string index 99999 is outside the string table");
+  expect_error(corpus_case("64le-needed-index-out-of-range"),
+               "DT_NEEDED string index 99999 is outside the string table");
 }
 
 TEST(Malformed, DynamicSegmentPastEof) { expect_error(corpus_case("64le-dynamic-past-eof"), "dynamic section"); }

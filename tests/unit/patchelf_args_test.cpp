@@ -49,7 +49,8 @@ TEST(PatchelfArgs, ErrorsAreValues) {
 TEST(PatchelfArgs, AtFileValuesAreTheWholeFile) {
   auto dir = test::scratch_dir("patchelf_args_at_file");
   std::ofstream(dir / "value") << "/a:/b\n";
-  auto parsed = parse_patchelf_arguments({"--set-rpath", "@" + (dir / "value").string(), "--replace-needed", "@x", "@y"});
+  auto parsed =
+      parse_patchelf_arguments({"--set-rpath", "@" + (dir / "value").string(), "--replace-needed", "@x", "@y"});
   ASSERT_TRUE(parsed) << parsed.error().what;
   EXPECT_EQ(parsed->set_rpath, "/a:/b\n");
   // --replace-needed takes its words as they are, as patchelf does.

@@ -66,8 +66,7 @@ TEST(Policy, EntriesDifferingInSlashesAreOneDirectorySpelledAsTheFileHasIt) {
 TEST(Policy, FiltersStubsForbiddenPrefixesEmptyAndOrigin) {
   RunpathPolicy p = driver_policy();
   p.forbidden_prefixes = {"/build/"};
-  EXPECT_EQ(apply_policy(p, "/build/source/lib::$ORIGIN/stubs:/x/lib/stubs:/y/stubs/z:/keep"),
-            kDriver + ":/keep");
+  EXPECT_EQ(apply_policy(p, "/build/source/lib::$ORIGIN/stubs:/x/lib/stubs:/y/stubs/z:/keep"), kDriver + ":/keep");
   p.keep_origin = false;
   EXPECT_EQ(apply_policy(p, "$ORIGIN/../lib:${ORIGIN}/x:/keep"), kDriver + ":/keep");
   p.keep_existing = false;

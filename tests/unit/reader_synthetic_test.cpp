@@ -91,8 +91,8 @@ TEST_P(ReaderAllTargets, EmptyRunpathIsDistinctFromNone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, ReaderAllTargets,
-                         ::testing::Values(TargetParam{true, false}, TargetParam{true, true},
-                                           TargetParam{false, false}, TargetParam{false, true}),
+                         ::testing::Values(TargetParam{true, false}, TargetParam{true, true}, TargetParam{false, false},
+                                           TargetParam{false, true}),
                          [](const auto& param_info) {
                            return std::string(param_info.param.is64 ? "Elf64" : "Elf32") +
                                   (param_info.param.big_endian ? "BE" : "LE");

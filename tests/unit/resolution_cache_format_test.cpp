@@ -33,12 +33,15 @@ TEST(ResolutionCacheFormat, EmptyDescriptorIsAnEmptyCache) {
 
 TEST(ResolutionCacheFormat, RejectsMalformedDescriptors) {
   using namespace std::string_view_literals;
-  struct Case { std::string_view bytes; std::string needle; };
-  for (const auto& c : {Case{""sv, "closing NUL"}, Case{"liba.so\0=/a\0"sv, "closing NUL"},
-                        Case{"liba.so"sv, "not NUL-terminated"}, Case{"liba.so\0=/a"sv, "not NUL-terminated"},
-                        Case{"liba.so\0/a\0\0"sv, "neither '=' nor '?'"}, Case{"liba.so\0=/a::?\0\0"sv, "neither"},
-                        Case{"libb.so\0?\0liba.so\0?\0\0"sv, "out of order"},
-                        Case{"liba.so\0?\0liba.so\0?\0\0"sv, "out of order or repeated"}}) {
+  struct Case {
+    std::string_view bytes;
+    std::string needle;
+  };
+  for (const auto& c :
+       {Case{""sv, "closing NUL"}, Case{"liba.so\0=/a\0"sv, "closing NUL"}, Case{"liba.so"sv, "not NUL-terminated"},
+        Case{"liba.so\0=/a"sv, "not NUL-terminated"}, Case{"liba.so\0/a\0\0"sv, "neither '=' nor '?'"},
+        Case{"liba.so\0=/a::?\0\0"sv, "neither"}, Case{"libb.so\0?\0liba.so\0?\0\0"sv, "out of order"},
+        Case{"liba.so\0?\0liba.so\0?\0\0"sv, "out of order or repeated"}}) {
     auto decoded = decode_resolution_cache(bytes_of(c.bytes));
     ASSERT_FALSE(decoded) << "accepted: " << std::string(c.bytes);
     EXPECT_NE(decoded.error().what.find(c.needle), std::string::npos) << decoded.error().what;
@@ -51,8 +54,10 @@ class ResolutionCacheBuilder : public ::testing::Test {
     root_ = test::scratch_dir(std::string("unit/resolution-cache-builder/") +
                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
     for (const auto& arch : test::fixture_arches()) {
-      if (arch.qemu == "-") host_ = arch;
-      else if (!foreign_) foreign_ = arch;
+      if (arch.qemu == "-")
+        host_ = arch;
+      else if (!foreign_)
+        foreign_ = arch;
     }
     if (!host_) GTEST_SKIP() << "no host fixtures";
     identity_ = read_elf_info(host_->dir / "lib/libgreet.so")->identity;

@@ -22,11 +22,11 @@ fs::path make_outputs(const std::string& name) {
   test::write_file(root / "out/bin/tool", elf);
   test::write_file(root / "dep/lib/libdep.so.1", elf);
   test::write_file(root / "dep/lib/libext.so.2", elf);
-  fs::create_symlink("libreal.so.1", root / "out/lib/libreal.so");  // sorts before its target
-  fs::create_symlink("../lib", root / "out/bin/lib-link");          // directory symlink inside the tree
-  fs::create_symlink("../../dep/lib", root / "out/lib/deplink");    // directory symlink out of the tree
+  fs::create_symlink("libreal.so.1", root / "out/lib/libreal.so");                // sorts before its target
+  fs::create_symlink("../lib", root / "out/bin/lib-link");                        // directory symlink inside the tree
+  fs::create_symlink("../../dep/lib", root / "out/lib/deplink");                  // directory symlink out of the tree
   fs::create_symlink("../../dep/lib/libext.so.2", root / "out/lib/libext.so.2");  // file symlink out of it
-  fs::create_symlink("..", root / "out/lib/loop");                  // a cycle
+  fs::create_symlink("..", root / "out/lib/loop");                                // a cycle
   fs::create_symlink("missing", root / "out/lib/dangling");
   fs::create_hard_link(root / "out/bin/tool", root / "out/bin/tool-hardlink");
   return root;

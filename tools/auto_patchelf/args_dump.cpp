@@ -20,13 +20,20 @@ std::string repr_str(const std::string& s) {
   char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
   for (unsigned char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == static_cast<unsigned char>(quote)) out += std::string("\\") + quote;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == static_cast<unsigned char>(quote))
+      out += std::string("\\") + quote;
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
   }
   return out + quote;
 }
@@ -118,7 +125,8 @@ std::string auto_patchelf_args_dump(const AutoPatchelfArgs& a) {
     dict.emplace_back("search_paths", pairs);
   }
   std::string one_line = "{";
-  for (const auto& [key, value] : dict) one_line += (one_line.size() > 1 ? ", " : "") + repr_str(key) + ": " + repr(value);
+  for (const auto& [key, value] : dict)
+    one_line += (one_line.size() > 1 ? ", " : "") + repr_str(key) + ": " + repr(value);
   one_line += "}";
   if (one_line.size() <= kWidth) return one_line + "\n";
   std::string out = "{";

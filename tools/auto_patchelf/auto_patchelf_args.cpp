@@ -53,9 +53,9 @@ struct UsageError {
 
 // One word classified as argparse does before consuming anything.
 struct Word {
-  char kind;                 // 'O' option, 'A' value, '-' the "--" separator
-  const Spec* spec = nullptr;  // null for an unknown option-looking word
-  std::string option;        // the option's full name
+  char kind;                                  // 'O' option, 'A' value, '-' the "--" separator
+  const Spec* spec = nullptr;                 // null for an unknown option-looking word
+  std::string option;                         // the option's full name
   std::optional<std::string> explicit_value;  // --opt=value
 };
 
@@ -120,9 +120,9 @@ size_t consume(const std::vector<Word>& words, const std::vector<std::string>& a
     extras.push_back(argv[i]);
     return i + 1;
   }
-  const std::string who = std::string("argument ") + (w.option == "-h" || w.option == "--help" ? "-h/--help"
-                                                       : w.option == "-v" || w.option == "--verbose" ? "-v/--verbose"
-                                                                                                      : w.option);
+  const std::string who = std::string("argument ") + (w.option == "-h" || w.option == "--help"      ? "-h/--help"
+                                                      : w.option == "-v" || w.option == "--verbose" ? "-v/--verbose"
+                                                                                                    : w.option);
   Arity arity = w.spec->arity;
   std::vector<std::string> values;
   size_t next = i + 1;

@@ -33,25 +33,27 @@ const char* const kStaticMessage = "cannot find section '.dynamic'. The input fi
 }
 
 void show_help(const char* argv0) {
-  fmt::print(stderr,
-             "syntax: {}\n"
-             "  [--set-interpreter FILENAME]\t(or --interpreter FILENAME)\n  [--page-size SIZE]\n  [--print-interpreter]\n"
-             "  [--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header\n"
-             "  [--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.\n"
-             "  [--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.\n"
-             "  [--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.\n"
-             "  [--set-rpath RPATH]\n  [--add-rpath RPATH]\n  [--remove-rpath]\n  [--shrink-rpath]\n"
-             "  [--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', keep only entries with one of these prefixes\n"
-             "  [--print-rpath]\n  [--force-rpath]\n  [--add-needed LIBRARY]\n  [--remove-needed LIBRARY]\n"
-             "  [--replace-needed LIBRARY NEW_LIBRARY]\n  [--print-needed]\n  [--no-default-lib]\n"
-             "  [--no-sort]\t\tAccepted; runpatch never reorders headers\n"
-             "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
-             "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
-             "  [--clear-execstack]\n  [--set-execstack]\n"
-             "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line\n"
-             "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
-             "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
-             argv0);
+  fmt::print(
+      stderr,
+      "syntax: {}\n"
+      "  [--set-interpreter FILENAME]\t(or --interpreter FILENAME)\n  [--page-size SIZE]\n  [--print-interpreter]\n"
+      "  [--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header\n"
+      "  [--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.\n"
+      "  [--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.\n"
+      "  [--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.\n"
+      "  [--set-rpath RPATH]\n  [--add-rpath RPATH]\n  [--remove-rpath]\n  [--shrink-rpath]\n"
+      "  [--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', keep only entries with one of these prefixes\n"
+      "  [--print-rpath]\n  [--force-rpath]\n  [--add-needed LIBRARY]\n  [--remove-needed LIBRARY]\n"
+      "  [--replace-needed LIBRARY NEW_LIBRARY]\n  [--print-needed]\n  [--no-default-lib]\n"
+      "  [--no-sort]\t\tAccepted; runpatch never reorders headers\n"
+      "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
+      "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
+      "  [--clear-execstack]\n  [--set-execstack]\n"
+      "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line\n"
+      "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
+      "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output "
+      "FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
+      argv0);
 }
 
 Arguments parse(int argc, char** argv) {
@@ -126,8 +128,8 @@ void edit_file(const Arguments& args, const ElfInfo& info, const std::string& fi
   EditRequest request = runpatch::cli::patchelf_request(args);
   if (info.type != kEtDyn) request.soname.reset();  // patchelf sets a soname on libraries only
   HeaderEditRequest headers = runpatch::cli::patchelf_header_request(args);
-  bool needs_dynamic = !request.empty() || headers.no_default_lib || headers.add_debug_tag ||
-                       !headers.clear_symbol_version.empty();
+  bool needs_dynamic =
+      !request.empty() || headers.no_default_lib || headers.add_debug_tag || !headers.clear_symbol_version.empty();
   if (needs_dynamic && info.is_static()) fail(kStaticMessage);
   request.headers = std::move(headers);
   // patchelf writes --output even when nothing changes.
@@ -140,7 +142,8 @@ void edit_file(const Arguments& args, const ElfInfo& info, const std::string& fi
   if (!outcome) fail(outcome.error().message());
   for (const auto& warning : outcome->warnings) fmt::print(stderr, "warning: {}: {}\n", file, warning);
   if (args.debug) {
-    fmt::print(stderr, "patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy), outcome->layout_note);
+    fmt::print(stderr, "patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
+               outcome->layout_note);
     for (const auto& w : outcome->writes)
       fmt::print(stderr, "patching ELF file '{}': {} at offset {:#x} ({} bytes)\n", file, w.what, w.offset, w.size);
   }

@@ -111,7 +111,9 @@ class Parser {
       RUNPATCH_TRY(a_.output, next(true));
     } else if (arg == "--add-needed" || arg == "--remove-needed" || arg == "--clear-symbol-version") {
       RUNPATCH_TRY(std::string value, next(true));
-      auto& list = arg == "--add-needed" ? a_.add_needed : arg == "--remove-needed" ? a_.remove_needed : a_.clear_symbol_version;
+      auto& list = arg == "--add-needed"      ? a_.add_needed
+                   : arg == "--remove-needed" ? a_.remove_needed
+                                              : a_.clear_symbol_version;
       list.push_back(std::move(value));
     } else if (arg == "--allowed-rpath-prefixes") {
       RUNPATCH_TRY(std::string value, next(false));
@@ -153,7 +155,8 @@ Expected<std::vector<std::pair<std::string, std::string>>> read_rename_map(const
   for (size_t number = 1; std::getline(in, line); ++number) {
     std::istringstream words(line);
     if (!(words >> from)) break;
-    if (!(words >> to)) return make_error("", fmt::format("{}:{}: Map file line is missing the second element", path, number));
+    if (!(words >> to))
+      return make_error("", fmt::format("{}:{}: Map file line is missing the second element", path, number));
     if (!seen.insert(from).second)
       return make_error("", fmt::format("{}:{}: Name '{}' appears twice in the map file", path, number, from));
     if (from.find('@') != std::string::npos || to.find('@') != std::string::npos)
@@ -171,10 +174,14 @@ EditRequest patchelf_request(const PatchelfArguments& a) {
   EditRequest request;
   request.force_rpath = a.force_rpath;
   // patchelf applies one runpath operation, in this precedence.
-  if (a.shrink_rpath) request.runpath = shrink_runpath_update(a.allowed_prefixes);
-  else if (a.remove_rpath) request.runpath = remove_runpath_update();
-  else if (a.set_rpath) request.runpath = set_runpath_update(*a.set_rpath);
-  else if (a.add_rpath) request.runpath = add_runpath_update(*a.add_rpath, /*prepend=*/false, /*deduplicate=*/false);
+  if (a.shrink_rpath)
+    request.runpath = shrink_runpath_update(a.allowed_prefixes);
+  else if (a.remove_rpath)
+    request.runpath = remove_runpath_update();
+  else if (a.set_rpath)
+    request.runpath = set_runpath_update(*a.set_rpath);
+  else if (a.add_rpath)
+    request.runpath = add_runpath_update(*a.add_rpath, /*prepend=*/false, /*deduplicate=*/false);
   request.interpreter = a.interpreter;
   request.soname = a.soname;
   request.add_needed = a.add_needed;
@@ -190,8 +197,10 @@ HeaderEditRequest patchelf_header_request(const PatchelfArguments& a) {
   if (a.os_abi) request.osabi = osabi_from_name(*a.os_abi);
   // patchelf: --print-execstack wins over --clear-execstack, which wins over --set-execstack.
   if (!a.print_execstack) {
-    if (a.clear_execstack) request.exec_stack = false;
-    else if (a.set_execstack) request.exec_stack = true;
+    if (a.clear_execstack)
+      request.exec_stack = false;
+    else if (a.set_execstack)
+      request.exec_stack = true;
   }
   request.no_default_lib = a.no_default_lib;
   request.add_debug_tag = a.add_debug_tag;

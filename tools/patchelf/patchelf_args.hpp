@@ -25,12 +25,12 @@ struct PatchelfArguments {
   bool print_rpath = false, print_needed = false, print_interpreter = false, print_soname = false;
   bool print_os_abi = false, print_execstack = false, set_execstack = false, clear_execstack = false;
   bool no_default_lib = false, add_debug_tag = false;
-  bool atomic_copy = false;  // runpatch's own: always replace the file with an edited copy
+  bool atomic_copy = false;                               // runpatch's own: always replace the file with an edited copy
   bool no_sort = false, no_clobber_old_sections = false;  // accepted: our layout already gives their result
   bool help = false, version = false;
   std::vector<std::string> allowed_prefixes, add_needed, remove_needed, clear_symbol_version;
   std::vector<std::pair<std::string, std::string>> replace_needed;
-  std::optional<std::string> rename_map_file;                      // --rename-dynamic-symbols
+  std::optional<std::string> rename_map_file;                       // --rename-dynamic-symbols
   std::vector<std::pair<std::string, std::string>> rename_symbols;  // read from it: old -> new
   std::optional<uint64_t> page_size;
 };

@@ -48,7 +48,8 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
   o.in_place = a.in_place;
   const char* bintools = std::getenv("NIX_BINTOOLS");
   o.interpreter = a.interpreter;
-  if (!o.interpreter && bintools) o.interpreter = first_line(std::filesystem::path(bintools) / "nix-support/dynamic-linker");
+  if (!o.interpreter && bintools)
+    o.interpreter = first_line(std::filesystem::path(bintools) / "nix-support/dynamic-linker");
   if (bintools)
     if (auto libc = first_line(std::filesystem::path(bintools) / "nix-support/orig-libc")) o.libc_dir = *libc + "/lib";
   if (!a.extra_args.empty()) {
@@ -76,8 +77,10 @@ void print_file(const AutoPatchedFile& f, bool verbose) {
   fmt::print("searching for dependencies of {}\n", f.path);
   for (const auto& d : f.dependencies) {
     if (!d.printed) continue;
-    if (d.found_dir) fmt::print("    {} -> found: {}\n", d.name, *d.found_dir);
-    else fmt::print("    {} -> not found!\n", d.name);
+    if (d.found_dir)
+      fmt::print("    {} -> found: {}\n", d.name, *d.found_dir);
+    else
+      fmt::print("    {} -> not found!\n", d.name);
   }
   if (f.runpath) fmt::print("setting RPATH to: {}\n", *f.runpath);
   if (f.error) to_stderr(fmt::format("auto-patchelf: {}\n", f.error->message()));
@@ -95,11 +98,14 @@ int report(const AutoPatchelfResult& result, bool verbose) {
   fmt::print("auto-patchelf: {} dependencies could not be satisfied\n", result.missing.size());
   bool failure = false;
   for (const auto& m : result.missing) {
-    if (m.ignored) fmt::print("warn: auto-patchelf ignoring missing {} wanted by {}\n", m.name, m.wanted_by);
-    else fmt::print("error: auto-patchelf could not satisfy dependency {} wanted by {}\n", m.name, m.wanted_by);
+    if (m.ignored)
+      fmt::print("warn: auto-patchelf ignoring missing {} wanted by {}\n", m.name, m.wanted_by);
+    else
+      fmt::print("error: auto-patchelf could not satisfy dependency {} wanted by {}\n", m.name, m.wanted_by);
     failure = failure || !m.ignored;
   }
-  if (verbose) fmt::print("runpatch: {} ELF files looked at, {} edited, {} failed\n", result.files.size(), edited, errors);
+  if (verbose)
+    fmt::print("runpatch: {} ELF files looked at, {} edited, {} failed\n", result.files.size(), edited, errors);
   if (failure)
     to_stderr(
         "auto-patchelf failed to find all the required dependencies.\n"

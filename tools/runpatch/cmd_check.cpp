@@ -11,7 +11,6 @@
 
 namespace runpatch::cli {
 
-
 Command add_check_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> paths, forbid, disable, search_dirs, driver_dirs{kDefaultDriverDir};
@@ -21,77 +20,85 @@ Command add_check_command(CLI::App& root) {
     SearchOptions search;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = root.add_subcommand("check", "Verify runpaths for CI: findings by rule, exit 1 at --fail-on severity");
+  CLI::App* app =
+      root.add_subcommand("check", "Verify runpaths for CI: findings by rule, exit 1 at --fail-on severity");
   add_tree_paths(app, o->paths, "Files or directories");
-  repeatable(app->add_option("--forbid", o->forbid, "Forbidden runpath prefix ($TMPDIR and $NIX_BUILD_TOP are always)"));
+  repeatable(
+      app->add_option("--forbid", o->forbid, "Forbidden runpath prefix ($TMPDIR and $NIX_BUILD_TOP are always)"));
   repeatable(app->add_option("--disable", o->disable, "Turn a rule off (rule ids: docs/check.md)"));
-  repeatable(app->add_option("--search", o->search_dirs,
-                             "Also find DT_NEEDED libraries here (searched like LD_LIBRARY_PATH, e.g. dependencies' outputs)"));
+  repeatable(app->add_option(
+      "--search", o->search_dirs,
+      "Also find DT_NEEDED libraries here (searched like LD_LIBRARY_PATH, e.g. dependencies' outputs)"));
   repeatable(app->add_option("--driver-dir", o->driver_dirs, "The driver directory"))->capture_default_str();
   app->add_option("--interpreter", o->interpreter, "Executables must use this interpreter");
   app->add_option("--require", o->require, "'runpath': DT_RPATH is an error")->check(CLI::IsMember({"runpath"}));
   app->add_option("--fail-on", o->fail_on, "Lowest severity that fails: error, warning, info")
       ->check(CLI::IsMember({"error", "warning", "info"}))
       ->capture_default_str();
-  app->add_option("--jetpack", o->jetpack,
-                  "Target JetPack (5.1.5, 6.2.1, 7.0, or a prefix like 6): the package set's CUDA must be in its range");
+  app->add_option(
+      "--jetpack", o->jetpack,
+      "Target JetPack (5.1.5, 6.2.1, 7.0, or a prefix like 6): the package set's CUDA must be in its range");
   app->add_flag("--json", o->json, "Print JSON");
   app->add_option("--junit", o->junit, "Also write a JUnit XML report here");
   app->add_option("--sarif", o->sarif, "Also write a SARIF 2.1.0 report here");
   o->search.add_to(app);
-  return {app, [o] {
-            CheckOptions options;
-            options.env = o->search.environment();
-            options.env.ld_library_path.insert(options.env.ld_library_path.end(), o->search_dirs.begin(),
-                                               o->search_dirs.end());
-            options.forbidden_prefixes = o->forbid;
-            for (const char* var : {"TMPDIR", "NIX_BUILD_TOP"})
-              if (const char* v = std::getenv(var); v && *v && std::string(v) != "/tmp")
-                options.forbidden_prefixes.push_back(std::string(v) + (std::string(v).ends_with("/") ? "" : "/"));
-            options.driver_dirs = o->driver_dirs;
-            options.interpreter = o->interpreter;
-            options.require_runpath = o->require.has_value();
-            if (o->jetpack && !(options.jetpack = find_jetpack(*o->jetpack))) {
-              std::string known;
-              for (const auto& r : jetpack_releases()) known += (known.empty() ? "" : ", ") + std::string(r.jetpack);
-              fmt::print(stderr, "runpatch: --jetpack {}: not a JetPack release runpatch knows ({})\n", *o->jetpack, known);
-              return kExitUsage;
-            }
-            options.disabled.insert(o->disable.begin(), o->disable.end());
-            for (const auto& id : o->disable) {
-              if (!find_check_rule(id)) {
-                fmt::print(stderr, "runpatch: unknown rule '{}'\n", id);
-                return kExitUsage;
-              }
-            }
-            std::string error;
-            std::optional<OutputFile> junit, sarif;
-            if (o->junit && !(junit = OutputFile::open(*o->junit, error))) {
-              fmt::print(stderr, "runpatch: {}\n", error);
-              return kExitUsage;
-            }
-            if (o->sarif && !(sarif = OutputFile::open(*o->sarif, error))) {
-              fmt::print(stderr, "runpatch: {}\n", error);
-              return kExitUsage;
-            }
-            std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
-            Progress progress("check", verbosity().quiet);
-            options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
-            CheckReport report = check_paths(paths, options);
-            progress.finish();
-            for (const auto& p : report.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
-            Severity fail_on = *parse_severity(o->fail_on);
-            if (o->json) fmt::print("{}\n", json_text(check_json(report)));
-            else fmt::print("{}", format_check_text(report, stdout_wants_color(), !verbosity().quiet));
-            // A report that cannot be written is a failed run: CI would otherwise see no findings.
-            bool written = !junit || junit->write_and_close(check_junit(report, fail_on), error);
-            written = written && (!sarif || sarif->write_and_close(json_text(check_sarif(report, RUNPATCH_VERSION)) + "\n", error));
-            if (!written) {
-              fmt::print(stderr, "runpatch: {}\n", error);
-              return kExitUsage;
-            }
-            return report.any_at_least(fail_on) || !report.problems.empty() ? kExitProblem : kExitOk;
-          }};
+  return {
+      app, [o] {
+        CheckOptions options;
+        options.env = o->search.environment();
+        options.env.ld_library_path.insert(options.env.ld_library_path.end(), o->search_dirs.begin(),
+                                           o->search_dirs.end());
+        options.forbidden_prefixes = o->forbid;
+        for (const char* var : {"TMPDIR", "NIX_BUILD_TOP"})
+          if (const char* v = std::getenv(var); v && *v && std::string(v) != "/tmp")
+            options.forbidden_prefixes.push_back(std::string(v) + (std::string(v).ends_with("/") ? "" : "/"));
+        options.driver_dirs = o->driver_dirs;
+        options.interpreter = o->interpreter;
+        options.require_runpath = o->require.has_value();
+        if (o->jetpack && !(options.jetpack = find_jetpack(*o->jetpack))) {
+          std::string known;
+          for (const auto& r : jetpack_releases()) known += (known.empty() ? "" : ", ") + std::string(r.jetpack);
+          fmt::print(stderr, "runpatch: --jetpack {}: not a JetPack release runpatch knows ({})\n", *o->jetpack, known);
+          return kExitUsage;
+        }
+        options.disabled.insert(o->disable.begin(), o->disable.end());
+        for (const auto& id : o->disable) {
+          if (!find_check_rule(id)) {
+            fmt::print(stderr, "runpatch: unknown rule '{}'\n", id);
+            return kExitUsage;
+          }
+        }
+        std::string error;
+        std::optional<OutputFile> junit, sarif;
+        if (o->junit && !(junit = OutputFile::open(*o->junit, error))) {
+          fmt::print(stderr, "runpatch: {}\n", error);
+          return kExitUsage;
+        }
+        if (o->sarif && !(sarif = OutputFile::open(*o->sarif, error))) {
+          fmt::print(stderr, "runpatch: {}\n", error);
+          return kExitUsage;
+        }
+        std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
+        Progress progress("check", verbosity().quiet);
+        options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
+        CheckReport report = check_paths(paths, options);
+        progress.finish();
+        for (const auto& p : report.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
+        Severity fail_on = *parse_severity(o->fail_on);
+        if (o->json)
+          fmt::print("{}\n", json_text(check_json(report)));
+        else
+          fmt::print("{}", format_check_text(report, stdout_wants_color(), !verbosity().quiet));
+        // A report that cannot be written is a failed run: CI would otherwise see no findings.
+        bool written = !junit || junit->write_and_close(check_junit(report, fail_on), error);
+        written = written &&
+                  (!sarif || sarif->write_and_close(json_text(check_sarif(report, RUNPATCH_VERSION)) + "\n", error));
+        if (!written) {
+          fmt::print(stderr, "runpatch: {}\n", error);
+          return kExitUsage;
+        }
+        return report.any_at_least(fail_on) || !report.problems.empty() ? kExitProblem : kExitOk;
+      }};
 }
 
 }  // namespace runpatch::cli

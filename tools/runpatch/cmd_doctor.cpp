@@ -1,6 +1,5 @@
 #include <fmt/core.h>
 
-
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/report.hpp"
@@ -52,14 +51,16 @@ Command add_doctor_command(CLI::App& root) {
                 }
                 if (tree && !report->uses_cuda) continue;
                 if (!report->ok()) status = kExitProblem;
-                if (o->json) files.push_back(doctor_json(*report));
-                else fmt::print("{}", format_doctor(*report, color));
+                if (o->json)
+                  files.push_back(doctor_json(*report));
+                else
+                  fmt::print("{}", format_doctor(*report, color));
               }
             }
             if (o->json)
               fmt::print("{}\n", json_text(nlohmann::json{{"host_kind", host_kind_name(doctor.driver().host_kind())},
-                                                      {"driver", driver_facts_json(doctor.driver())},
-                                                      {"files", files}}));
+                                                          {"driver", driver_facts_json(doctor.driver())},
+                                                          {"files", files}}));
             return status;
           }};
 }

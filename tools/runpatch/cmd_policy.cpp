@@ -24,7 +24,8 @@ void add_common(CLI::App* app, PolicyCommandOptions& o) {
   add_in_place_flag(app, o.in_place, o.atomic_copy);
   add_ldcache_flags(app, o.ldcache);
   app->add_flag("--force-rpath", o.force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
-  repeatable(app->add_option("--forbid", o.forbid, "Drop runpath entries under this prefix (e.g. the build directory)"));
+  repeatable(
+      app->add_option("--forbid", o.forbid, "Drop runpath entries under this prefix (e.g. the build directory)"));
   app->add_option("-j,--jobs", o.threads, "Threads (default: one per core)");
 }
 
@@ -33,8 +34,8 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   policy.forbidden_prefixes.insert(policy.forbidden_prefixes.end(), o.forbid.begin(), o.forbid.end());
   std::vector<std::filesystem::path> paths(o.paths.begin(), o.paths.end());
   Progress progress(name, verbosity().quiet);
-  ApplyOptions options{o.dry_run, o.threads, o.in_place, [&](size_t done, size_t total) { progress.update(done, total); },
-                       o.ldcache};
+  ApplyOptions options{o.dry_run, o.threads, o.in_place,
+                       [&](size_t done, size_t total) { progress.update(done, total); }, o.ldcache};
   options.atomic_copy = o.atomic_copy;
   PolicyRun run = apply_policy_to_paths(policy, paths, options);
   progress.finish();  // clear the line before results are printed
@@ -43,9 +44,12 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   for (const auto& f : run.files) {
     using S = PolicyFileOutcome::Status;
     for (const auto& warning : f.warnings) spdlog::warn("{}: {}", f.path, warning);
-    if (f.status == S::Failed) spdlog::error("{}", f.error);
-    else if (f.status == S::Edited && o.dry_run) fmt::print("{}: '{}' -> '{}'\n", f.path, f.old_runpath, f.new_runpath);
-    else if (f.status == S::Edited) spdlog::debug("{}: '{}' -> '{}'", f.path, f.old_runpath, f.new_runpath);
+    if (f.status == S::Failed)
+      spdlog::error("{}", f.error);
+    else if (f.status == S::Edited && o.dry_run)
+      fmt::print("{}: '{}' -> '{}'\n", f.path, f.old_runpath, f.new_runpath);
+    else if (f.status == S::Edited)
+      spdlog::debug("{}: '{}' -> '{}'", f.path, f.old_runpath, f.new_runpath);
   }
   spdlog::info("{}: {} {}, {} unchanged, {} statically linked skipped{}", name, run.edited,
                o.dry_run ? "would change" : "edited", run.unchanged, run.skipped_static,
@@ -80,7 +84,8 @@ Command add_compat_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand("compat", "Put cuda_compat's libcuda directory first in every runpath");
   add_common(app, *o);
   repeatable(app->add_option("--libcuda", o->libcuda_dirs, "Directory holding cuda_compat's libcuda.so.1"))->required();
-  repeatable(app->add_option("--driver-dir", o->driver_dirs, "Driver directory to keep behind it"))->capture_default_str();
+  repeatable(app->add_option("--driver-dir", o->driver_dirs, "Driver directory to keep behind it"))
+      ->capture_default_str();
   return {app, [o] {
             RunpathPolicy policy;
             policy.compat_dirs = o->libcuda_dirs;

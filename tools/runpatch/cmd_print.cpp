@@ -28,8 +28,10 @@ Command add_print_command(CLI::App& root) {
                 status = kExitProblem;
                 continue;
               }
-              if (options->json) all.push_back(elf_info_json(*info));
-              else fmt::print("{}", format_elf_info(*info));
+              if (options->json)
+                all.push_back(elf_info_json(*info));
+              else
+                fmt::print("{}", format_elf_info(*info));
             }
             if (options->json) fmt::print("{}\n", json_text(all));
             return status;

@@ -44,7 +44,8 @@ Command add_scan_command(CLI::App& root) {
                 fmt::print(stderr, "runpatch: {}\n", info.error().message());
                 status = kExitProblem;
               } else if (options->paths_only) {
-                if (info->has_dynamic && info->type != 1 /*ET_REL*/) text += info->path + (options->null_separated ? '\0' : '\n');
+                if (info->has_dynamic && info->type != 1 /*ET_REL*/)
+                  text += info->path + (options->null_separated ? '\0' : '\n');
               } else if (options->json) {
                 all.push_back(elf_info_json(*info));
               } else {
@@ -52,8 +53,10 @@ Command add_scan_command(CLI::App& root) {
                 text += '\n';
               }
             }
-            if (options->json) fmt::print("{}\n", json_text(all));
-            else fmt::print("{}", text);
+            if (options->json)
+              fmt::print("{}\n", json_text(all));
+            else
+              fmt::print("{}", text);
             return status;
           }};
 }

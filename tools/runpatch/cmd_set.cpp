@@ -42,7 +42,8 @@ std::string planned_changes(const ElfInfo& before, const EditRequest& request) {
 void warn_about_empty_entries(const std::optional<std::string>& value, const char* option) {
   if (!value) return;
   auto entries = split_runpath(*value);
-  bool empty_entry = value->empty() || std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
+  bool empty_entry =
+      value->empty() || std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
   if (empty_entry)
     fmt::print(stderr,
                "runpatch: warning: {} '{}' holds an empty entry, which ld.so searches as the current directory{}\n",
@@ -118,8 +119,10 @@ Command add_set_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand("set", "Edit runpath, interpreter, soname or needed entries, in one pass");
   app->add_option("FILE", o->files, "ELF files")->required();
   auto* set = app->add_option("--runpath", o->runpath, "Set the runpath (DT_RUNPATH)");
-  auto* add = app->add_option("--add-runpath", o->add_runpath, "Append entries to the runpath (entries already there are not repeated)");
-  auto* prepend = app->add_option("--prepend-runpath", o->prepend_runpath, "Prepend entries to the runpath (moved to the front if already there)");
+  auto* add = app->add_option("--add-runpath", o->add_runpath,
+                              "Append entries to the runpath (entries already there are not repeated)");
+  auto* prepend = app->add_option("--prepend-runpath", o->prepend_runpath,
+                                  "Prepend entries to the runpath (moved to the front if already there)");
   auto* remove = app->add_flag("--remove-runpath", o->remove_runpath, "Remove DT_RUNPATH and DT_RPATH");
   set->excludes(add, prepend, remove);
   add->excludes(prepend, remove);
@@ -129,14 +132,18 @@ Command add_set_command(CLI::App& root) {
   app->add_option("--soname", o->soname, "Set DT_SONAME");
   repeatable(app->add_option("--add-needed", o->add_needed, "Add a DT_NEEDED entry (first)"));
   repeatable(app->add_option("--remove-needed", o->remove_needed, "Remove a DT_NEEDED entry"));
-  app->add_option("--replace-needed", o->replace_needed, "Replace DT_NEEDED OLD by NEW")->expected(2)->allow_extra_args(false);
+  app->add_option("--replace-needed", o->replace_needed, "Replace DT_NEEDED OLD by NEW")
+      ->expected(2)
+      ->allow_extra_args(false);
   app->add_option("--rename-dynamic-symbols", o->rename_map,
                   "Rename dynamic symbols as this file says: one 'OLD NEW' pair a line (patchelf's map file)");
   app->add_option("--os-abi", o->os_abi, "Set EI_OSABI (patchelf's names: 'System V', Linux, FreeBSD, ...)")
-      ->check([](const std::string& name) { return osabi_from_name(name) ? "" : "unknown OS ABI name '" + name + "'"; });
+      ->check(
+          [](const std::string& name) { return osabi_from_name(name) ? "" : "unknown OS ABI name '" + name + "'"; });
   auto* execstack = app->add_flag("--execstack", o->execstack, "Request an executable stack (PF_X on PT_GNU_STACK)");
   execstack->excludes(app->add_flag("--no-execstack", o->no_execstack, "Request a non-executable stack"));
-  app->add_flag("--no-default-lib", o->no_default_lib, "Set DF_1_NODEFLIB: never search the default library directories");
+  app->add_flag("--no-default-lib", o->no_default_lib,
+                "Set DF_1_NODEFLIB: never search the default library directories");
   repeatable(app->add_option("--clear-symbol-version", o->clear_symbol_version,
                              "Make this dynamic symbol unversioned (VER_NDX_GLOBAL)"));
   auto* output = app->add_option("-o,--output", o->output, "Write the result here instead of in place");
@@ -149,8 +156,9 @@ Command add_set_command(CLI::App& root) {
               return kExitUsage;
             }
             if (!o->any_operation()) {
-              fmt::print(stderr, "runpatch: set: nothing to do; give an edit such as --runpath, --add-runpath or "
-                                 "--interpreter (see runpatch set --help)\n");
+              fmt::print(stderr,
+                         "runpatch: set: nothing to do; give an edit such as --runpath, --add-runpath or "
+                         "--interpreter (see runpatch set --help)\n");
               return kExitUsage;
             }
             warn_about_empty_entries(o->runpath, "--runpath");
@@ -179,10 +187,12 @@ Command add_set_command(CLI::App& root) {
                 status = kExitProblem;
                 continue;
               }
-              for (const auto& warning : outcome->warnings) fmt::print(stderr, "runpatch: {}: warning: {}\n", file, warning);
+              for (const auto& warning : outcome->warnings)
+                fmt::print(stderr, "runpatch: {}: warning: {}\n", file, warning);
               if (verbosity().quiet) continue;  // -q: problems only
               // With -o the edited file is the output: name both.
-              print_outcome(o->output ? fmt::format("{} -> {}", file, *o->output) : file, *outcome, o->dry_run, request);
+              print_outcome(o->output ? fmt::format("{} -> {}", file, *o->output) : file, *outcome, o->dry_run,
+                            request);
             }
             return status;
           }};

@@ -1,6 +1,5 @@
 #include <fmt/core.h>
 
-
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/check.hpp"
@@ -17,7 +16,8 @@ Command add_tree_command(CLI::App& root) {
     SearchOptions search;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = root.add_subcommand("tree", "Show the dependency tree as ld.so resolves it, and where each came from");
+  CLI::App* app =
+      root.add_subcommand("tree", "Show the dependency tree as ld.so resolves it, and where each came from");
   app->add_option("FILE", o->files, "ELF files")->required();
   app->add_flag("--json", o->json, "Print JSON");
   app->add_flag("--stats", o->stats,

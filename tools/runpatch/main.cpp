@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   // Called as `auto-patchelf`: the auto-patchelf subcommand, like Nixpkgs' script.
   std::vector<char*> args(argv, argv + argc);
   std::string_view self = argv[0];
-  if (self.substr(self.rfind('/') + 1) == "auto-patchelf") args.insert(args.begin() + 1, const_cast<char*>("auto-patchelf"));
+  if (self.substr(self.rfind('/') + 1) == "auto-patchelf")
+    args.insert(args.begin() + 1, const_cast<char*>("auto-patchelf"));
   // auto-patchelf has its own parser: argparse's rules, which CLI11 cannot express.
   if (args.size() > 1 && std::string_view(args[1]) == "auto-patchelf")
     return run_auto_patchelf(std::vector<std::string>(args.begin() + 2, args.end()));
@@ -21,9 +22,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   using Adder = Command (*)(CLI::App&);
   static constexpr std::pair<std::string_view, Adder> kCommands[] = {
-      {"print", add_print_command},   {"scan", add_scan_command},       {"set", add_set_command},
-      {"tree", add_tree_command},     {"why", add_why_command},         {"driver", add_driver_command},
-      {"compat", add_compat_command}, {"apply", add_apply_command},     {"auto-patchelf", add_auto_patchelf_command},
+      {"print", add_print_command},   {"scan", add_scan_command},     {"set", add_set_command},
+      {"tree", add_tree_command},     {"why", add_why_command},       {"driver", add_driver_command},
+      {"compat", add_compat_command}, {"apply", add_apply_command},   {"auto-patchelf", add_auto_patchelf_command},
       {"check", add_check_command},   {"doctor", add_doctor_command},
   };
   // Build only the subcommand asked for (all of them for help and errors):

@@ -38,7 +38,8 @@ struct SearchOptions {
 
   SearchEnvironment environment() const {
     bool host = root == "/";
-    SearchEnvironment env = host ? SearchEnvironment::host(!ignore_environment && !ld_library_path) : SearchEnvironment{};
+    SearchEnvironment env =
+        host ? SearchEnvironment::host(!ignore_environment && !ld_library_path) : SearchEnvironment{};
     env.root = root;
     if (ld_library_path) env.ld_library_path = split_search_path(*ld_library_path);
     if (ld_so_cache) env.ld_so_cache = *ld_so_cache;
