@@ -144,7 +144,7 @@ class SegmentAppender : PlanContext<E> {
       // segment, `strip` would misplace the segment and silently break the file;
       // this way it refuses when the table has grown. Programs need the table
       // mapped (AT_PHDR), and musl's dl_iterate_phdr reports none for such a library.
-      // (glibc copies it into l_phdr; tests/e2e/copy_path_test.cpp MappedLibrary walks it.)
+      // (glibc copies it into l_phdr; tests/integration/copy_path_test.cpp MappedLibrary walks it.)
       if (!loaded_by_glibc_only())
         return view_.error("no layout that one write of the ELF header commits (the program header table would move)");
       phdrs_unmapped_ = true;

@@ -237,7 +237,7 @@ TEST_F(PatchelfCompat, ErrorPathsOfNewerOptions) {
       EXPECT_EQ(r.output, c.output) << what;
     }
   }
-  // A well-formed map is accepted and applied (tests/e2e/rename_symbols_test.cpp runs the results).
+  // A well-formed map is accepted and applied (tests/integration/rename_symbols_test.cpp runs the results).
   write_text(dir / "good.map", "greet hello\n");
   auto rename = ours({"--rename-dynamic-symbols", (dir / "good.map").string(), prog});
   EXPECT_EQ(rename.exit_code, 0) << rename.output;
