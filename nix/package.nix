@@ -9,7 +9,6 @@
   help2man,
   cli11,
   fmt,
-  spdlog,
   nlohmann_json,
   gtest,
 }:
@@ -29,7 +28,6 @@ stdenv.mkDerivation (finalAttrs: {
   buildInputs = [
     cli11
     fmt
-    spdlog
     nlohmann_json
   ];
   # The test suite builds cross fixtures and runs qemu-user; Nix builds use the

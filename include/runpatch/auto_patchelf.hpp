@@ -30,9 +30,8 @@ struct AutoPatchelfOptions {
   bool origin = false;                      // a dependency in the file's own directory becomes $ORIGIN
   std::optional<std::string> interpreter;   // set on dynamic executables; its machine is the target
   std::optional<std::string> libc_dir;      // orig-libc + /lib: consulted before the index
-  RunpathPolicy layers;             // compat/driver layers applied in the same write (none: the script's runpath)
-  EditRequest extra;                // further edits (--extra-args), in the same write
-  HeaderEditRequest extra_headers;  // --extra-args' header edits (OS ABI, execstack, ...), right after that write
+  RunpathPolicy layers;  // compat/driver layers applied in the same write (none: the script's runpath)
+  EditRequest extra;     // further edits (--extra-args), header fields included, in the same write
   bool dry_run = false;
   bool in_place = false;  // EditOptions::in_place
   unsigned threads = 0;
@@ -70,6 +69,12 @@ struct AutoPatchelfResult {
 };
 
 AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& options);
+
+// What the Nix bintools wrapper at bintools ($NIX_BINTOOLS) says, read as the
+// script reads it: nix-support/dynamic-linker becomes the interpreter unless
+// one was given; nix-support/orig-libc + "/lib" the libc directory. A file
+// that is missing or empty leaves its option as it was.
+void use_nix_bintools(AutoPatchelfOptions& options, const std::filesystem::path& bintools);
 
 // How Python's pathlib writes a path (PurePosixPath(text).as_posix()): the
 // script prints and compares paths in this form.

@@ -113,20 +113,24 @@ inline const RuleInfo& rule_info(CheckRule rule) { return kCheckRules[size_t(rul
 std::optional<CheckRule> find_check_rule(std::string_view id);
 
 struct Finding {
-  std::string rule;
-  Severity severity = Severity::Error;
+  CheckRule rule = CheckRule::UnresolvedNeeded;
+  Severity severity = Severity::Error;  // the rule's, or the one an option raised it to
   std::string file;
   std::string message;
+  std::string_view rule_id() const { return rule_info(rule).id; }
 };
+// A finding at its rule's severity unless one is given.
+Finding make_finding(CheckRule rule, std::string file, std::string message,
+                     std::optional<Severity> severity = std::nullopt);
 
 struct CheckOptions {
   SearchEnvironment env;                        // how dependencies resolve
-  std::vector<std::string> forbidden_prefixes;  // e.g. the build dir; $TMPDIR is added by the CLI
+  std::vector<std::string> forbidden_prefixes;  // e.g. the build dir (build_directory_prefixes)
   std::vector<std::string> driver_dirs = {kDefaultDriverDir};
   std::optional<std::string> interpreter;   // wrong-interpreter: executables must use this one
   bool require_runpath = false;             // rpath-not-runpath becomes an error
   const JetpackRelease* jetpack = nullptr;  // jetpack-cuda-range: the target's row (find_jetpack)
-  std::set<std::string> disabled;           // rule ids turned off
+  std::set<CheckRule> disabled;             // rules turned off (disable_check_rules)
   unsigned threads = 0;
   // Called from worker threads as files finish (done, total); may be null.
   std::function<void(size_t, size_t)> progress;
@@ -141,6 +145,15 @@ struct CheckReport {
 };
 
 CheckReport check_paths(const std::vector<std::filesystem::path>& paths, const CheckOptions& options);
+
+// Turns off the rules these ids name (--disable); an id no rule has is an error naming it.
+Status disable_check_rules(CheckOptions& options, const std::vector<std::string>& ids);
+// Checks against this JetPack (--jetpack: a release like 6.2.1 or a prefix like 6);
+// one runpatch does not know is an error listing those it knows.
+Status target_jetpack(CheckOptions& options, std::string_view release);
+// The build's own directories, which no runpath may point into: $TMPDIR and
+// $NIX_BUILD_TOP when set (and not /tmp itself), each ending in '/'.
+std::vector<std::string> build_directory_prefixes();
 
 // The findings about a resolved tree as a whole (cuda-version-mix,
 // ld-library-path-shadowing, runtime-stub of what it loads), for `tree` and

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 
 #include "auto_patchelf_index.hpp"
@@ -26,6 +27,24 @@ bool AutoPatchelfResult::failed() const {
 }
 
 std::string python_path_text(const std::string& text) { return pathlib::normalize(text); }
+
+namespace {
+
+// The first line of a nix-support file, without trailing blanks; nothing when unreadable or empty.
+std::optional<std::string> nix_support_value(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  return line;
+}
+
+}  // namespace
+
+void use_nix_bintools(AutoPatchelfOptions& options, const std::filesystem::path& bintools) {
+  if (!options.interpreter) options.interpreter = nix_support_value(bintools / "nix-support/dynamic-linker");
+  if (auto libc = nix_support_value(bintools / "nix-support/orig-libc")) options.libc_dir = *libc + "/lib";
+}
 
 namespace {
 
@@ -146,10 +165,9 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   if (!runpath.empty()) out.runpath = runpath;
   if (!out.runpath && !out.set_interpreter) return;  // the script runs no patchelf, so no extra args either
 
-  EditRequest request = o.extra;
   // The script hands patchelfFlags to every patchelf run on the file, so its
   // header flags apply exactly to the files it edits: in the same request.
-  request.headers = o.extra_headers;
+  EditRequest request = o.extra;
   request.force_rpath = request.force_rpath || o.layers.force_rpath;
   if (out.runpath) request.runpath = set_runpath_update(*out.runpath);
   if (out.set_interpreter) request.interpreter = *o.interpreter;

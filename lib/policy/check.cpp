@@ -46,9 +46,8 @@ class Checker {
 
  private:
   void add(CheckRule rule, std::string message, std::optional<Severity> severity = std::nullopt) {
-    const RuleInfo& info = rule_info(rule);
-    if (o_.disabled.count(std::string(info.id))) return;
-    out_->push_back({std::string(info.id), severity.value_or(info.severity), file_, std::move(message)});
+    if (o_.disabled.count(rule)) return;
+    out_->push_back(make_finding(rule, file_, std::move(message), severity));
   }
 
   check_rules_nix::AddFinding adder() {
@@ -230,12 +229,11 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
     loaders[k] = std::move(checker.loader);
     if (machines.size() > 1 && majority != machines.end() &&
         std::make_pair(info.identity.elf_class, info.identity.machine) != majority->first &&
-        !options.disabled.count(std::string(rule_info(CheckRule::ForeignMachine).id)))
-      per_file[k].push_back(
-          {std::string(rule_info(CheckRule::ForeignMachine).id), rule_info(CheckRule::ForeignMachine).severity,
-           info.path,
-           fmt::format("{} {} among {} {} files", info.identity.elf_class == ElfClass::Elf64 ? "ELF64" : "ELF32",
-                       machine_name(info.identity.machine), majority->second, machine_name(majority->first.second))});
+        !options.disabled.count(CheckRule::ForeignMachine))
+      per_file[k].push_back(make_finding(
+          CheckRule::ForeignMachine, info.path,
+          fmt::format("{} {} among {} {} files", info.identity.elf_class == ElfClass::Elf64 ? "ELF64" : "ELF32",
+                      machine_name(info.identity.machine), majority->second, machine_name(majority->first.second))));
     if (options.progress) options.progress(done.fetch_add(1) + 1, dynamic.size());
     std::lock_guard lock(pool_mutex);
     pool.push_back(std::move(session));
@@ -251,7 +249,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
 std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& tree, const SearchEnvironment& env) {
   std::vector<Finding> out;
   auto add = [&](CheckRule rule, std::string message) {
-    out.push_back({std::string(rule_info(rule).id), rule_info(rule).severity, file.string(), std::move(message)});
+    out.push_back(make_finding(rule, file.string(), std::move(message)));
   };
   check_rules_nix::version_mix(tree, add);
   if (auto by_runpath = check_rules_nix::without_ld_library_path(file, env))

@@ -76,7 +76,7 @@ std::string format_check_text(const CheckReport& report, bool color, bool summar
       out += f.file + ":\n";
     }
     auto [on, off] = paint(f.severity);
-    out += fmt::format("  {}{:<7}{} {:<20} {}\n", on, severity_name(f.severity), off, f.rule, f.message);
+    out += fmt::format("  {}{:<7}{} {:<20} {}\n", on, severity_name(f.severity), off, f.rule_id(), f.message);
     ++counts[static_cast<int>(f.severity)];
   }
   if (summary)
@@ -89,7 +89,7 @@ nlohmann::json check_json(const CheckReport& report) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : report.findings)
     findings.push_back(
-        {{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"file", f.file}, {"message", f.message}});
+        {{"rule", f.rule_id()}, {"severity", severity_name(f.severity)}, {"file", f.file}, {"message", f.message}});
   nlohmann::json loaders = nlohmann::json::object();
   for (const auto& [file, model] : report.loaders) loaders[file] = loader_model_json(model);
   return {{"files_checked", report.files.size()}, {"loaders", loaders}, {"findings", findings}};
@@ -109,9 +109,10 @@ std::string check_junit(const CheckReport& report, Severity fail_on) {
       ++failures;
       std::string details;
       for (const auto* f : failing)
-        details += fmt::format("{} {}: {}\n", severity_name(f->severity), f->rule, f->message);
+        details += fmt::format("{} {}: {}\n", severity_name(f->severity), f->rule_id(), f->message);
       cases += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
-                           xml_escape(failing[0]->rule), xml_escape(failing[0]->message), xml_escape(details));
+                           xml_escape(std::string(failing[0]->rule_id())), xml_escape(failing[0]->message),
+                           xml_escape(details));
     }
     cases += "</testcase>\n";
   }
@@ -133,7 +134,7 @@ nlohmann::json check_sarif(const CheckReport& report, const std::string& version
   nlohmann::json results = nlohmann::json::array();
   for (const auto& f : report.findings)
     results.push_back(
-        {{"ruleId", f.rule},
+        {{"ruleId", f.rule_id()},
          {"level", level(f.severity)},
          {"message", {{"text", f.message}}},
          // A binary file has no lines, but code scanning shows only results with a
@@ -150,14 +151,14 @@ nlohmann::json check_sarif(const CheckReport& report, const std::string& version
 
 std::string format_findings(const std::vector<Finding>& findings) {
   std::string out;
-  for (const auto& f : findings) out += fmt::format("{} {}: {}\n", severity_name(f.severity), f.rule, f.message);
+  for (const auto& f : findings) out += fmt::format("{} {}: {}\n", severity_name(f.severity), f.rule_id(), f.message);
   return out;
 }
 
 nlohmann::json findings_json(const std::vector<Finding>& findings) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : findings)
-    out.push_back({{"rule", f.rule}, {"severity", severity_name(f.severity)}, {"message", f.message}});
+    out.push_back({{"rule", f.rule_id()}, {"severity", severity_name(f.severity)}, {"message", f.message}});
   return out;
 }
 

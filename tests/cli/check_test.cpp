@@ -44,7 +44,7 @@ class Check : public ::testing::Test {
   }
   std::set<std::string> rules_for(const fs::path& path) {
     std::set<std::string> rules;
-    for (const auto& f : check_paths({path}, options_).findings) rules.insert(f.rule);
+    for (const auto& f : check_paths({path}, options_).findings) rules.emplace(f.rule_id());
     return rules;
   }
   // A library that resolves everything: libgreet.so needs only libc.
@@ -61,7 +61,7 @@ class Check : public ::testing::Test {
 TEST_F(Check, EachRuleTriggersAndOnlyWhenItShould) {
   // The runpaths here point at an empty directory, which unused-entry rightly
   // reports; that rule has its own test (NixpkgsAwareRules).
-  options_.disabled = {"unused-entry"};
+  options_.disabled = {CheckRule::UnusedEntry};
   std::string ok = (root_ / "ok").string();
   fs::create_directories(ok);
   EXPECT_EQ(rules_for(clean_library("clean.so", ok)), std::set<std::string>{});
@@ -107,7 +107,7 @@ TEST_F(Check, EachRuleTriggersAndOnlyWhenItShould) {
   fs::path rpath = file("lib/libgreet.so", "rpath.so", ok, /*rpath=*/true);
   auto findings = check_paths({rpath}, options_).findings;
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].rule, "rpath-not-runpath");
+  EXPECT_EQ(findings[0].rule_id(), "rpath-not-runpath");
   EXPECT_EQ(findings[0].severity, Severity::Warning);
   options_.require_runpath = true;
   EXPECT_EQ(check_paths({rpath}, options_).findings.at(0).severity, Severity::Error);
@@ -120,7 +120,7 @@ TEST_F(Check, EachRuleTriggersAndOnlyWhenItShould) {
   EXPECT_EQ(rules_for(prog), std::set<std::string>{});
   options_.interpreter = "/nix/store/x-glibc/lib/ld-linux-x86-64.so.2";
   EXPECT_EQ(rules_for(prog), std::set<std::string>{"wrong-interpreter"});
-  options_.disabled = {"wrong-interpreter", "unused-entry"};
+  options_.disabled = {CheckRule::WrongInterpreter, CheckRule::UnusedEntry};
   EXPECT_EQ(rules_for(prog), std::set<std::string>{});
 }
 
@@ -145,8 +145,8 @@ TEST_F(Check, CudaVersionMix) {
   needs.add_needed = {"libcublas.so.12", "libcublas.so.13"};
   ASSERT_TRUE(edit_elf_file(user, needs));
   auto findings = check_paths({user}, options_).findings;
-  auto mix =
-      std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.rule == "cuda-version-mix"; });
+  auto mix = std::find_if(findings.begin(), findings.end(),
+                          [](const Finding& f) { return f.rule_id() == "cuda-version-mix"; });
   ASSERT_NE(mix, findings.end());
   EXPECT_NE(mix->message.find("libcublas.so.12"), std::string::npos) << mix->message;
   EXPECT_NE(mix->message.find("libcublas.so.13"), std::string::npos) << mix->message;
@@ -183,7 +183,7 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
   // closure-bloat: a -dev output and the monolithic toolkit; a -lib output is fine.
   std::string dev = store_dir(root_, "zlib-1.3.1-dev"), toolkit = store_dir(root_ / "t", "cudatoolkit-12.8.1");
   std::string lib_output = store_dir(root_, "zlib-1.3.1-lib");
-  options_.disabled = {"unused-entry"};
+  options_.disabled = {CheckRule::UnusedEntry};
   EXPECT_EQ(rules_for(clean_library("dev.so", dev)), std::set<std::string>{"closure-bloat"});
   EXPECT_EQ(rules_for(clean_library("toolkit.so", toolkit)), std::set<std::string>{"closure-bloat"});
   EXPECT_EQ(rules_for(clean_library("lib-output.so", lib_output)), std::set<std::string>{});
@@ -196,7 +196,7 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
   fs::path prog = file("prog-pie", "prog-unused", used + ":" + unused);
   auto findings = check_paths({prog}, options_).findings;
   ASSERT_EQ(findings.size(), 1u) << findings.at(0).message;
-  EXPECT_EQ(findings[0].rule, "unused-entry");
+  EXPECT_EQ(findings[0].rule_id(), "unused-entry");
   EXPECT_NE(findings[0].message.find(unused), std::string::npos);
   EXPECT_NE(findings[0].message.find("300 KiB"), std::string::npos) << findings[0].message;
   EXPECT_EQ(test::run_program(host_, prog).output, "hello from lib\n");  // the patched program runs
@@ -217,7 +217,7 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
   options_.env.ld_library_path.clear();
 
   // runtime-stub: the toolkit's stub copied into a plain directory; the driver's library is not one.
-  options_.disabled = {"unused-entry"};
+  options_.disabled = {CheckRule::UnusedEntry};
   fs::create_directories(root_ / "stubcopy");
   fs::copy_file(host_.dir / "cuda-pkg/lib/stubs/libcuda.so", root_ / "stubcopy/libcuda.so.1");
   EXPECT_EQ(rules_for(clean_library("stub-user.so", (root_ / "stubcopy").string())),
@@ -237,7 +237,7 @@ TEST_F(Check, ForeignMachineInATree) {
   auto report = check_paths({root_ / "tree"}, options_);
   std::vector<std::string> foreign_files;
   for (const auto& f : report.findings)
-    if (f.rule == "foreign-machine") foreign_files.push_back(f.file);
+    if (f.rule_id() == "foreign-machine") foreign_files.push_back(f.file);
   EXPECT_EQ(foreign_files, std::vector<std::string>{(root_ / "tree/c.so").string()});
 }
 
@@ -245,7 +245,7 @@ TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
   fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);
   auto before = check_paths({root_ / "pkg"}, options_);
   std::set<std::string> rules;
-  for (const auto& f : before.findings) rules.insert(f.rule);
+  for (const auto& f : before.findings) rules.emplace(f.rule_id());
   EXPECT_TRUE(rules.count("stubs-entry"));
   EXPECT_TRUE(rules.count("driver-dir-missing"));
   RunpathPolicy driver;
@@ -315,8 +315,8 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
   if (!fs::exists(cuda)) GTEST_SKIP() << cuda << " is absent";
   auto report = check_paths({cuda}, options_);
   for (const auto& f : report.findings) {
-    EXPECT_NE(f.rule, "unresolved-needed") << f.file << ": " << f.message;  // no false unresolved libraries
-    if (f.rule == "driver-dir-missing") {
+    EXPECT_NE(f.rule_id(), "unresolved-needed") << f.file << ": " << f.message;  // no false unresolved libraries
+    if (f.rule_id() == "driver-dir-missing") {
       EXPECT_NE(f.file.find("libcudart"), std::string::npos) << f.file;
     }
   }
@@ -324,7 +324,7 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
 
 // compat-needs-driver, for a consumer: the driver directory behind each cuda_compat directory.
 TEST_F(Check, CompatDirectoryNeedsTheDriverBehindIt) {
-  options_.disabled = {"unused-entry"};
+  options_.disabled = {CheckRule::UnusedEntry};
   std::string compat = (root_ / "store/x-cuda_compat-12.9/compat").string();
   fs::create_directories(compat);
   std::string driver = kDefaultDriverDir;
@@ -333,7 +333,7 @@ TEST_F(Check, CompatDirectoryNeedsTheDriverBehindIt) {
   // A driver directory in front is compat-after-driver's finding, not this one.
   EXPECT_EQ(rules_for(clean_library("driver-then-compat.so", driver + ":" + compat)),
             std::set<std::string>{"compat-after-driver"});
-  options_.disabled.insert("compat-needs-driver");
+  options_.disabled.insert(CheckRule::CompatNeedsDriver);
   EXPECT_EQ(rules_for(clean_library("compat-alone-off.so", compat)), std::set<std::string>{});
 }
 
@@ -344,19 +344,19 @@ TEST_F(Check, CompatLibcudaReachesLibnvrmThroughItsOwnRunpath) {
   for (const auto& a : test::fixture_arches())
     if (a.name == "aarch64") arm = a;
   if (!arm) GTEST_SKIP() << "no aarch64 fixtures";
-  options_.env = SearchEnvironment{};                         // an aarch64 tree: nothing of this host's loader applies
-  options_.disabled = {"unresolved-needed", "unused-entry"};  // libc.so.6 is not in the tree
+  options_.env = SearchEnvironment{};  // an aarch64 tree: nothing of this host's loader applies
+  options_.disabled = {CheckRule::UnresolvedNeeded, CheckRule::UnusedEntry};  // libc.so.6 is not in the tree
   fs::path compat = root_ / "store/y-cuda_compat-12.9/compat";
   fs::create_directories(compat);
   fs::copy_file(arm->dir / "l4t/compat/libcuda.so.1", compat / "libcuda.so.1");
   auto report = check_paths({compat / "libcuda.so.1"}, options_);
   std::set<std::string> rules;
-  for (const auto& f : report.findings) rules.insert(f.rule);
+  for (const auto& f : report.findings) rules.emplace(f.rule_id());
   // libnvrm_* are the driver's (driver-library, info), not unresolved errors.
   EXPECT_EQ(rules, (std::set<std::string>{"driver-library", "compat-needs-driver"}))
       << format_check_text(report, false);
   for (const auto& f : report.findings) {
-    if (f.rule == "compat-needs-driver") {
+    if (f.rule_id() == "compat-needs-driver") {
       EXPECT_NE(f.message.find("libnvrm_gpu.so, libnvrm_mem.so"), std::string::npos) << f.message;
     }
   }
@@ -364,21 +364,22 @@ TEST_F(Check, CompatLibcudaReachesLibnvrmThroughItsOwnRunpath) {
   r.runpath = set_runpath_update(std::string(kDefaultDriverDir));
   ASSERT_TRUE(edit_elf_file(compat / "libcuda.so.1", r));
   rules.clear();
-  for (const auto& f : check_paths({compat / "libcuda.so.1"}, options_).findings) rules.insert(f.rule);
+  for (const auto& f : check_paths({compat / "libcuda.so.1"}, options_).findings) rules.emplace(f.rule_id());
   EXPECT_EQ(rules, std::set<std::string>{"driver-library"});
 }
 
 // jetpack-cuda-range: the package set's CUDA release against --jetpack.
 TEST_F(Check, PackageSetMustBeInTheJetpackRange) {
-  options_.disabled = {"unused-entry", "stubs-entry", "driver-dir-missing", "runtime-stub"};
+  options_.disabled = {CheckRule::UnusedEntry, CheckRule::StubsEntry, CheckRule::DriverDirMissing,
+                       CheckRule::RuntimeStub};
   fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);  // libcudart.so.13: CUDA 13
   fs::path prog = root_ / "pkg/bin/cuda-prog";
   auto rules_on = [&](const char* jetpack) {
     options_.jetpack = find_jetpack(jetpack);
     std::set<std::string> rules;
     for (const auto& f : check_paths({prog}, options_).findings) {
-      rules.insert(f.rule);
-      if (f.rule == "jetpack-cuda-range") {
+      rules.emplace(f.rule_id());
+      if (f.rule_id() == "jetpack-cuda-range") {
         EXPECT_NE(f.message.find("CUDA 13 package set"), std::string::npos) << f.message;
       }
     }
@@ -402,7 +403,7 @@ TEST_F(Check, PackageSetMustBeInTheJetpackRange) {
   options_.jetpack = find_jetpack("5.1.5");
   auto report = check_paths({prog12}, options_);
   ASSERT_EQ(report.findings.size(), 1u) << format_check_text(report, false);
-  EXPECT_EQ(report.findings[0].rule, "jetpack-cuda-range");
+  EXPECT_EQ(report.findings[0].rule_id(), "jetpack-cuda-range");
   EXPECT_NE(report.findings[0].message.find("CUDA 12.8 package set"), std::string::npos) << report.findings[0].message;
   options_.jetpack = find_jetpack("6.2.1");
   EXPECT_TRUE(check_paths({prog12}, options_).findings.empty());

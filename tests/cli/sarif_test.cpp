@@ -136,9 +136,9 @@ TEST(SarifValidator, CatchesWhatGithubRefuses) {
 
 TEST(Sarif, RelativePathsUseSrcrootAbsoluteOnesArePercentEncodedFileUris) {
   CheckReport report;
-  report.findings = {{"stubs-entry", Severity::Error, "cuda/lib/libcudart.so.13", "m1"},
-                     {"stubs-entry", Severity::Warning, "./rel dir/a:b#c", "m2"},
-                     {"stubs-entry", Severity::Info, "/abs/sp ace/#h%/\xC3\xBC/lib.so", "m3"}};
+  report.findings = {{CheckRule::StubsEntry, Severity::Error, "cuda/lib/libcudart.so.13", "m1"},
+                     {CheckRule::StubsEntry, Severity::Warning, "./rel dir/a:b#c", "m2"},
+                     {CheckRule::StubsEntry, Severity::Info, "/abs/sp ace/#h%/\xC3\xBC/lib.so", "m3"}};
   json sarif = check_sarif(report, "test");
   EXPECT_TRUE(github_sarif_violations(sarif).empty()) << ::testing::PrintToString(github_sarif_violations(sarif));
   const json& results = sarif["runs"][0]["results"];

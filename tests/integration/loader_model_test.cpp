@@ -156,7 +156,7 @@ TEST_F(StoreProgram, DeletedDependencyIsMissingThoughTheHostCacheHasOne) {
   CheckReport report = check_paths({prog_}, options);
   bool reported = false;
   for (const auto& f : report.findings)
-    reported = reported || (f.rule == "unresolved-needed" && f.message.rfind("libz.so.1 is not found", 0) == 0);
+    reported = reported || (f.rule_id() == "unresolved-needed" && f.message.rfind("libz.so.1 is not found", 0) == 0);
   EXPECT_TRUE(reported);
   ASSERT_EQ(report.loaders.count(prog_.string()), 1u);
   EXPECT_EQ(report.loaders.at(prog_.string()).kind, LoaderKind::NixGlibc);

@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "patchelf_args.hpp"
+#include "../common/exit_codes.hpp"
+#include "../common/log.hpp"
+#include "../common/patchelf_args.hpp"
 #include "runpatch/edit.hpp"
+#include "runpatch/elf_types.hpp"
 #include "runpatch/header_edit.hpp"
 #include "runpatch/mapped_file.hpp"
 #include "runpatch/runpath_ops.hpp"
@@ -23,37 +26,40 @@ namespace {
 using namespace runpatch;
 using Arguments = runpatch::cli::PatchelfArguments;
 
-constexpr uint16_t kEtExec = 2, kEtDyn = 3;
-constexpr uint64_t kSmallestElfHeader = 52;  // Elf32_Ehdr: patchelf's "missing ELF header" below it
+using elf::ET_DYN, elf::ET_EXEC;
+// patchelf says "missing ELF header" for a file shorter than an Elf32_Ehdr.
+constexpr uint64_t kSmallestElfHeader = sizeof(elf::Ehdr<elf::Elf32LE>);
 const char* const kStaticMessage = "cannot find section '.dynamic'. The input file is most likely statically linked";
 
 [[noreturn]] void fail(const std::string& message) {
-  fmt::print(stderr, "patchelf: {}\n", message);
-  std::exit(1);
+  runpatch::cli::log_error("{}", message);
+  std::exit(runpatch::cli::kExitProblem);
 }
 
 void show_help(const char* argv0) {
-  fmt::print(
-      stderr,
-      "syntax: {}\n"
-      "  [--set-interpreter FILENAME]\t(or --interpreter FILENAME)\n  [--page-size SIZE]\n  [--print-interpreter]\n"
-      "  [--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header\n"
-      "  [--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.\n"
-      "  [--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.\n"
-      "  [--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.\n"
-      "  [--set-rpath RPATH]\n  [--add-rpath RPATH]\n  [--remove-rpath]\n  [--shrink-rpath]\n"
-      "  [--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', keep only entries with one of these prefixes\n"
-      "  [--print-rpath]\n  [--force-rpath]\n  [--add-needed LIBRARY]\n  [--remove-needed LIBRARY]\n"
-      "  [--replace-needed LIBRARY NEW_LIBRARY]\n  [--print-needed]\n  [--no-default-lib]\n"
-      "  [--no-sort]\t\tAccepted; runpatch never reorders headers\n"
-      "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
-      "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
-      "  [--clear-execstack]\n  [--set-execstack]\n"
-      "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line\n"
-      "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
-      "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output "
-      "FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
-      argv0);
+  runpatch::cli::log_text(
+      runpatch::cli::LogLevel::Error,
+      fmt::format(
+          "syntax: {}\n"
+          "  [--set-interpreter FILENAME]\t(or --interpreter FILENAME)\n  [--page-size SIZE]\n  [--print-interpreter]\n"
+          "  [--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header\n"
+          "  [--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.\n"
+          "  [--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.\n"
+          "  [--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.\n"
+          "  [--set-rpath RPATH]\n  [--add-rpath RPATH]\n  [--remove-rpath]\n  [--shrink-rpath]\n"
+          "  [--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', keep only entries with one of these "
+          "prefixes\n"
+          "  [--print-rpath]\n  [--force-rpath]\n  [--add-needed LIBRARY]\n  [--remove-needed LIBRARY]\n"
+          "  [--replace-needed LIBRARY NEW_LIBRARY]\n  [--print-needed]\n  [--no-default-lib]\n"
+          "  [--no-sort]\t\tAccepted; runpatch never reorders headers\n"
+          "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
+          "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
+          "  [--clear-execstack]\n  [--set-execstack]\n"
+          "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line\n"
+          "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
+          "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output "
+          "FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
+          argv0));
 }
 
 Arguments parse(int argc, char** argv) {
@@ -85,7 +91,7 @@ ElfInfo read_as_patchelf(const std::string& file) {
   if (S_ISREG(st.st_mode) && !has_elf_magic(file)) fail("not an ELF executable");
   auto info = read_elf_info(file);
   if (!info) fail(info.error().message());
-  if (info->type != kEtExec && info->type != kEtDyn) fail("wrong ELF type");
+  if (info->type != ET_EXEC && info->type != ET_DYN) fail("wrong ELF type");
   return std::move(*info);
 }
 
@@ -116,7 +122,7 @@ void print_requested(const Arguments& a, const ElfInfo& info, const std::string&
   }
   if (a.print_os_abi) fmt::print("{}\n", patchelf_osabi_name(facts->osabi));
   // patchelf prints a soname of libraries only, and nothing when there is none.
-  if (a.print_soname && info.type == kEtDyn && info.soname && !info.soname->empty()) fmt::print("{}\n", *info.soname);
+  if (a.print_soname && info.type == ET_DYN && info.soname && !info.soname->empty()) fmt::print("{}\n", *info.soname);
   if (a.print_rpath && dynamic_readable) fmt::print("{}\n", effective_runpath(info));
   if (a.print_execstack) fmt::print("execstack: {}\n", exec_stack_letter(facts->exec_stack));
   if (a.print_needed)
@@ -126,7 +132,7 @@ void print_requested(const Arguments& a, const ElfInfo& info, const std::string&
 // One request, header fields included: one plan, one verification, one write.
 void edit_file(const Arguments& args, const ElfInfo& info, const std::string& file) {
   EditRequest request = runpatch::cli::patchelf_request(args);
-  if (info.type != kEtDyn) request.soname.reset();  // patchelf sets a soname on libraries only
+  if (info.type != ET_DYN) request.soname.reset();  // patchelf sets a soname on libraries only
   HeaderEditRequest headers = runpatch::cli::patchelf_header_request(args);
   bool needs_dynamic =
       !request.empty() || headers.no_default_lib || headers.add_debug_tag || !headers.clear_symbol_version.empty();
@@ -140,19 +146,24 @@ void edit_file(const Arguments& args, const ElfInfo& info, const std::string& fi
   options.atomic_copy = args.atomic_copy;
   auto outcome = edit_elf_file(file, request, options);
   if (!outcome) fail(outcome.error().message());
-  for (const auto& warning : outcome->warnings) fmt::print(stderr, "warning: {}: {}\n", file, warning);
-  if (args.debug) {
-    fmt::print(stderr, "patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
-               outcome->layout_note);
-    for (const auto& w : outcome->writes)
-      fmt::print(stderr, "patching ELF file '{}': {} at offset {:#x} ({} bytes)\n", file, w.what, w.offset, w.size);
-  }
+  using runpatch::cli::log_text, runpatch::cli::LogLevel;
+  // patchelf's words: no "patchelf: " before these.
+  for (const auto& warning : outcome->warnings)
+    log_text(LogLevel::Warning, fmt::format("warning: {}: {}\n", file, warning));
+  log_text(LogLevel::Debug, fmt::format("patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
+                                        outcome->layout_note));
+  for (const auto& w : outcome->writes)
+    log_text(LogLevel::Debug,
+             fmt::format("patching ELF file '{}': {} at offset {:#x} ({} bytes)\n", file, w.what, w.offset, w.size));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  runpatch::cli::configure_log("patchelf: ");
   Arguments args = parse(argc, argv);
+  runpatch::cli::configure_log("patchelf: ",
+                               args.debug ? runpatch::cli::LogLevel::Debug : runpatch::cli::LogLevel::Info);
   for (const auto& file : args.files) {
     ElfInfo info = read_as_patchelf(file);
     print_requested(args, info, file);

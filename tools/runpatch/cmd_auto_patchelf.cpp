@@ -5,11 +5,11 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <variant>
 
 #include "../auto_patchelf/auto_patchelf_args.hpp"
-#include "../patchelf/patchelf_args.hpp"
+#include "../common/log.hpp"
+#include "../common/patchelf_args.hpp"
 #include "command.hpp"
 #include "runpatch/auto_patchelf.hpp"
 
@@ -17,19 +17,9 @@ namespace runpatch::cli {
 
 namespace {
 
-std::optional<std::string> first_line(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-  return line;
-}
-
-// stdout is the script's print(); stderr is sys.exit(message) and argparse.
-void to_stderr(const std::string& text) {
-  std::fflush(stdout);
-  std::fputs(text.c_str(), stderr);
-}
+// stdout is the script's print(); stderr is sys.exit(message) and argparse,
+// in the script's words (no prefix of ours).
+void to_stderr(const std::string& text) { log_text(LogLevel::Error, text); }
 
 // The options the library takes, or a usage error's message.
 std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchelfArgs& a) {
@@ -46,18 +36,14 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
   o.origin = a.origin;
   o.dry_run = a.dry_run;
   o.in_place = a.in_place;
-  const char* bintools = std::getenv("NIX_BINTOOLS");
   o.interpreter = a.interpreter;
-  if (!o.interpreter && bintools)
-    o.interpreter = first_line(std::filesystem::path(bintools) / "nix-support/dynamic-linker");
-  if (bintools)
-    if (auto libc = first_line(std::filesystem::path(bintools) / "nix-support/orig-libc")) o.libc_dir = *libc + "/lib";
+  if (const char* bintools = std::getenv("NIX_BINTOOLS")) use_nix_bintools(o, bintools);
   if (!a.extra_args.empty()) {
     auto extra = parse_patchelf_arguments(a.extra_args);
     if (!extra) return "argument --extra-args: " + extra.error().what;
     if (!extra->files.empty()) return "argument --extra-args: unexpected " + extra->files[0];
     o.extra = patchelf_request(*extra);
-    o.extra_headers = patchelf_header_request(*extra);
+    o.extra.headers = patchelf_header_request(*extra);
   }
   if (a.ldcache) o.extra.resolution_cache = ResolutionCacheMode::Write;
   if (a.remove_ldcache) o.extra.resolution_cache = ResolutionCacheMode::Remove;

@@ -1,8 +1,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <cstdlib>
-
+#include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "output_file.hpp"
@@ -42,63 +41,53 @@ Command add_check_command(CLI::App& root) {
   app->add_option("--junit", o->junit, "Also write a JUnit XML report here");
   app->add_option("--sarif", o->sarif, "Also write a SARIF 2.1.0 report here");
   o->search.add_to(app);
-  return {
-      app, [o] {
-        CheckOptions options;
-        options.env = o->search.environment();
-        options.env.ld_library_path.insert(options.env.ld_library_path.end(), o->search_dirs.begin(),
-                                           o->search_dirs.end());
-        options.forbidden_prefixes = o->forbid;
-        for (const char* var : {"TMPDIR", "NIX_BUILD_TOP"})
-          if (const char* v = std::getenv(var); v && *v && std::string(v) != "/tmp")
-            options.forbidden_prefixes.push_back(std::string(v) + (std::string(v).ends_with("/") ? "" : "/"));
-        options.driver_dirs = o->driver_dirs;
-        options.interpreter = o->interpreter;
-        options.require_runpath = o->require.has_value();
-        if (o->jetpack && !(options.jetpack = find_jetpack(*o->jetpack))) {
-          std::string known;
-          for (const auto& r : jetpack_releases()) known += (known.empty() ? "" : ", ") + std::string(r.jetpack);
-          fmt::print(stderr, "runpatch: --jetpack {}: not a JetPack release runpatch knows ({})\n", *o->jetpack, known);
-          return kExitUsage;
-        }
-        options.disabled.insert(o->disable.begin(), o->disable.end());
-        for (const auto& id : o->disable) {
-          if (!find_check_rule(id)) {
-            fmt::print(stderr, "runpatch: unknown rule '{}'\n", id);
-            return kExitUsage;
-          }
-        }
-        std::string error;
-        std::optional<OutputFile> junit, sarif;
-        if (o->junit && !(junit = OutputFile::open(*o->junit, error))) {
-          fmt::print(stderr, "runpatch: {}\n", error);
-          return kExitUsage;
-        }
-        if (o->sarif && !(sarif = OutputFile::open(*o->sarif, error))) {
-          fmt::print(stderr, "runpatch: {}\n", error);
-          return kExitUsage;
-        }
-        std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
-        Progress progress("check", verbosity().quiet);
-        options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
-        CheckReport report = check_paths(paths, options);
-        progress.finish();
-        for (const auto& p : report.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
-        Severity fail_on = *parse_severity(o->fail_on);
-        if (o->json)
-          fmt::print("{}\n", json_text(check_json(report)));
-        else
-          fmt::print("{}", format_check_text(report, stdout_wants_color(), !verbosity().quiet));
-        // A report that cannot be written is a failed run: CI would otherwise see no findings.
-        bool written = !junit || junit->write_and_close(check_junit(report, fail_on), error);
-        written = written &&
-                  (!sarif || sarif->write_and_close(json_text(check_sarif(report, RUNPATCH_VERSION)) + "\n", error));
-        if (!written) {
-          fmt::print(stderr, "runpatch: {}\n", error);
-          return kExitUsage;
-        }
-        return report.any_at_least(fail_on) || !report.problems.empty() ? kExitProblem : kExitOk;
-      }};
+  return {app, [o] {
+            CheckOptions options;
+            options.env = o->search.environment();
+            options.env.ld_library_path.insert(options.env.ld_library_path.end(), o->search_dirs.begin(),
+                                               o->search_dirs.end());
+            options.forbidden_prefixes = o->forbid;
+            for (auto& prefix : build_directory_prefixes()) options.forbidden_prefixes.push_back(std::move(prefix));
+            options.driver_dirs = o->driver_dirs;
+            options.interpreter = o->interpreter;
+            options.require_runpath = o->require.has_value();
+            Status valid = o->jetpack ? target_jetpack(options, *o->jetpack) : Status{};
+            if (valid) valid = disable_check_rules(options, o->disable);
+            if (!valid) {
+              log_error("{}", valid.error().message());
+              return kExitUsage;
+            }
+            std::string error;
+            std::optional<OutputFile> junit, sarif;
+            if (o->junit && !(junit = OutputFile::open(*o->junit, error))) {
+              log_error("{}", error);
+              return kExitUsage;
+            }
+            if (o->sarif && !(sarif = OutputFile::open(*o->sarif, error))) {
+              log_error("{}", error);
+              return kExitUsage;
+            }
+            std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
+            Progress progress("check", verbosity().quiet);
+            options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
+            CheckReport report = check_paths(paths, options);
+            progress.finish();
+            for (const auto& p : report.problems) log_error("{}", p.message());
+            Severity fail_on = *parse_severity(o->fail_on);
+            if (o->json)
+              fmt::print("{}\n", json_text(check_json(report)));
+            else
+              fmt::print("{}", format_check_text(report, stdout_wants_color(), !verbosity().quiet));
+            // A report that cannot be written is a failed run: CI would otherwise see no findings.
+            bool written = !junit || junit->write_and_close(check_junit(report, fail_on), error);
+            written = written && (!sarif || sarif->write_and_close(
+                                                json_text(check_sarif(report, RUNPATCH_VERSION)) + "\n", error));
+            if (!written) {
+              log_error("{}", error);
+              return kExitUsage;
+            }
+            return report.any_at_least(fail_on) || !report.problems.empty() ? kExitProblem : kExitOk;
+          }};
 }
 
 }  // namespace runpatch::cli

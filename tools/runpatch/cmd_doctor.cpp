@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/report.hpp"
@@ -35,7 +36,7 @@ Command add_doctor_command(CLI::App& root) {
               std::vector<std::filesystem::path> files_here;
               if (tree) {
                 auto listing = list_elf_files({path});
-                for (const auto& p : listing.problems) fmt::print(stderr, "runpatch: {}\n", p.message());
+                for (const auto& p : listing.problems) log_error("{}", p.message());
                 files_here = std::move(listing.elf_files);
               } else {
                 files_here.push_back(path);
@@ -44,7 +45,7 @@ Command add_doctor_command(CLI::App& root) {
                 auto report = doctor.diagnose(file);
                 if (!report) {
                   if (!tree) {
-                    fmt::print(stderr, "runpatch: {}\n", report.error().message());
+                    log_error("{}", report.error().message());
                     status = kExitProblem;
                   }
                   continue;

@@ -1,7 +1,7 @@
 // runpatch driver / compat / apply: a runpath policy over files and trees.
 #include <fmt/core.h>
-#include <spdlog/spdlog.h>
 
+#include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/policy.hpp"
@@ -39,21 +39,20 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   options.atomic_copy = o.atomic_copy;
   PolicyRun run = apply_policy_to_paths(policy, paths, options);
   progress.finish();  // clear the line before results are printed
-  setup_logging(verbosity());
-  for (const auto& p : run.problems) spdlog::error("{}", p.message());
+  for (const auto& p : run.problems) log_error("{}", p.message());
   for (const auto& f : run.files) {
     using S = PolicyFileOutcome::Status;
-    for (const auto& warning : f.warnings) spdlog::warn("{}: {}", f.path, warning);
+    for (const auto& warning : f.warnings) log_warning("{}: {}", f.path, warning);
     if (f.status == S::Failed)
-      spdlog::error("{}", f.error);
+      log_error("{}", f.error);
     else if (f.status == S::Edited && o.dry_run)
       fmt::print("{}: '{}' -> '{}'\n", f.path, f.old_runpath, f.new_runpath);
     else if (f.status == S::Edited)
-      spdlog::debug("{}: '{}' -> '{}'", f.path, f.old_runpath, f.new_runpath);
+      log_debug("{}: '{}' -> '{}'", f.path, f.old_runpath, f.new_runpath);
   }
-  spdlog::info("{}: {} {}, {} unchanged, {} statically linked skipped{}", name, run.edited,
-               o.dry_run ? "would change" : "edited", run.unchanged, run.skipped_static,
-               run.failed ? fmt::format(", {} failed", run.failed) : "");
+  log_info("{}: {} {}, {} unchanged, {} statically linked skipped{}", name, run.edited,
+           o.dry_run ? "would change" : "edited", run.unchanged, run.skipped_static,
+           run.failed ? fmt::format(", {} failed", run.failed) : "");
   return run.failed || !run.problems.empty() ? kExitProblem : kExitOk;
 }
 
@@ -105,7 +104,7 @@ Command add_apply_command(CLI::App& root) {
   return {app, [o] {
             auto policy = RunpathPolicy::from_json_file(o->policy_file);
             if (!policy) {
-              fmt::print(stderr, "runpatch: {}\n", policy.error().message());
+              log_error("{}", policy.error().message());
               return kExitUsage;
             }
             return run_policy("apply", *policy, *o);

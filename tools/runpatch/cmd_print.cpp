@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/elf_info.hpp"
@@ -24,7 +25,7 @@ Command add_print_command(CLI::App& root) {
             for (const auto& file : options->files) {
               auto info = read_elf_info(file);
               if (!info) {
-                fmt::print(stderr, "runpatch: {}\n", info.error().message());
+                log_error("{}", info.error().message());
                 status = kExitProblem;
                 continue;
               }

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/report.hpp"
@@ -33,7 +34,7 @@ Command add_scan_command(CLI::App& root) {
             TreeListing listing = list_elf_files(roots);
             int status = kExitOk;
             for (const auto& problem : listing.problems) {
-              fmt::print(stderr, "runpatch: {}\n", problem.message());
+              log_error("{}", problem.message());
               status = kExitProblem;
             }
             auto infos = read_elf_infos(listing.elf_files, options->threads);
@@ -41,7 +42,7 @@ Command add_scan_command(CLI::App& root) {
             std::string text;
             for (const auto& info : infos) {
               if (!info) {
-                fmt::print(stderr, "runpatch: {}\n", info.error().message());
+                log_error("{}", info.error().message());
                 status = kExitProblem;
               } else if (options->paths_only) {
                 if (info->has_dynamic && info->type != 1 /*ET_REL*/)

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 
-#include "../patchelf/patchelf_args.hpp"
+#include "../common/log.hpp"
+#include "../common/patchelf_args.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/edit.hpp"
@@ -45,9 +46,8 @@ void warn_about_empty_entries(const std::optional<std::string>& value, const cha
   bool empty_entry =
       value->empty() || std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
   if (empty_entry)
-    fmt::print(stderr,
-               "runpatch: warning: {} '{}' holds an empty entry, which ld.so searches as the current directory{}\n",
-               option, *value, value->empty() ? " (to remove the runpath, use --remove-runpath)" : "");
+    log_warning("warning: {} '{}' holds an empty entry, which ld.so searches as the current directory{}", option,
+                *value, value->empty() ? " (to remove the runpath, use --remove-runpath)" : "");
 }
 
 // "FILE: STRATEGY (how); OLD -> NEW bytes, +GROWTH (N written)", and with
@@ -152,13 +152,13 @@ Command add_set_command(CLI::App& root) {
   add_ldcache_flags(app, o->ldcache);
   return {app, [o, output] {
             if (o->output && o->files.size() != 1) {
-              fmt::print(stderr, "runpatch: {} takes exactly one FILE\n", output->get_name());
+              log_error("{} takes exactly one FILE", output->get_name());
               return kExitUsage;
             }
             if (!o->any_operation()) {
-              fmt::print(stderr,
-                         "runpatch: set: nothing to do; give an edit such as --runpath, --add-runpath or "
-                         "--interpreter (see runpatch set --help)\n");
+              log_error(
+                  "set: nothing to do; give an edit such as --runpath, --add-runpath or --interpreter (see runpatch "
+                  "set --help)");
               return kExitUsage;
             }
             warn_about_empty_entries(o->runpath, "--runpath");
@@ -168,7 +168,7 @@ Command add_set_command(CLI::App& root) {
             if (o->rename_map) {
               auto pairs = read_rename_map(*o->rename_map);
               if (!pairs) {
-                fmt::print(stderr, "runpatch: {}\n", pairs.error().message());
+                log_error("{}", pairs.error().message());
                 return kExitUsage;
               }
               request.rename_symbols = std::move(*pairs);
@@ -183,12 +183,11 @@ Command add_set_command(CLI::App& root) {
             for (const auto& file : o->files) {
               auto outcome = edit_elf_file(file, request, options);
               if (!outcome) {
-                fmt::print(stderr, "runpatch: {}\n", outcome.error().message());
+                log_error("{}", outcome.error().message());
                 status = kExitProblem;
                 continue;
               }
-              for (const auto& warning : outcome->warnings)
-                fmt::print(stderr, "runpatch: {}: warning: {}\n", file, warning);
+              for (const auto& warning : outcome->warnings) log_warning("{}: warning: {}", file, warning);
               if (verbosity().quiet) continue;  // -q: problems only
               // With -o the edited file is the output: name both.
               print_outcome(o->output ? fmt::format("{} -> {}", file, *o->output) : file, *outcome, o->dry_run,

@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/check.hpp"
@@ -34,7 +35,7 @@ Command add_tree_command(CLI::App& root) {
             for (const auto& file : o->files) {
               auto tree = session.resolve_tree(file);
               if (!tree) {
-                fmt::print(stderr, "runpatch: {}\n", tree.error().message());
+                log_error("{}", tree.error().message());
                 status = kExitProblem;
                 continue;
               }
@@ -44,7 +45,7 @@ Command add_tree_command(CLI::App& root) {
               if (o->stats) {
                 auto counted = count_open_attempts(file, session_env);
                 if (!counted) {
-                  fmt::print(stderr, "runpatch: {}\n", counted.error().message());
+                  log_error("{}", counted.error().message());
                   status = kExitProblem;
                 } else {
                   stats = std::move(*counted);

@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/check.hpp"
@@ -28,7 +29,7 @@ Command add_why_command(CLI::App& root) {
         SearchEnvironment env = o->search.environment();
         auto tree = resolve_tree(o->file, env);
         if (!tree) {
-          fmt::print(stderr, "runpatch: {}\n", tree.error().message());
+          log_error("{}", tree.error().message());
           return kExitProblem;
         }
         if (!o->json) fmt::print("{}: {}\n", o->file, tree->loader.describe());

@@ -5,14 +5,10 @@
 
 #include <functional>
 
+#include "../common/exit_codes.hpp"
 #include "runpatch/edit.hpp"
 
 namespace runpatch::cli {
-
-// Exit codes shared by every tool.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitProblem = 1;
-inline constexpr int kExitUsage = 2;
 
 // A list option that takes one value per occurrence (--x a --x b), so that
 // it never swallows the positional arguments after it.

@@ -1,8 +1,8 @@
 #include "console.hpp"
 
+#include "../common/log.hpp"
+
 #include <fmt/core.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -33,19 +33,16 @@ void add_verbosity_flags(CLI::App* app, Verbosity& verbosity) {
 }
 
 void setup_logging(const Verbosity& verbosity) {
-  auto logger = spdlog::stderr_logger_st("runpatch");
-  logger->set_pattern("runpatch: %v");
-  logger->set_level(verbosity.quiet     ? spdlog::level::warn
-                    : verbosity.verbose ? spdlog::level::debug
-                                        : spdlog::level::info);
-  spdlog::set_default_logger(logger);
+  configure_log("runpatch: ", verbosity.quiet     ? LogLevel::Warning
+                              : verbosity.verbose ? LogLevel::Debug
+                                                  : LogLevel::Info);
 }
 
 Progress::Progress(std::string label, bool quiet) : label_(std::move(label)), enabled_(!quiet && ::isatty(2)) {}
 
 void Progress::finish() {
   std::lock_guard<std::mutex> guard(lock_);
-  if (shown_) fmt::print(stderr, "\r\033[K");  // leave the line to what follows
+  if (shown_) log_text(LogLevel::Info, "\r\033[K");  // leave the line to what follows
   shown_ = false;
   enabled_ = false;
 }
@@ -58,8 +55,8 @@ void Progress::update(size_t done, size_t total) {
   last_ = now;
   shown_ = true;
   int width = 30, filled = static_cast<int>(width * done / total);
-  fmt::print(stderr, "\rrunpatch {}: [{}{}] {}/{} files", label_, std::string(filled, '#'),
-             std::string(width - filled, '.'), done, total);
+  log_text(LogLevel::Info, fmt::format("\rrunpatch {}: [{}{}] {}/{} files", label_, std::string(filled, '#'),
+                                       std::string(width - filled, '.'), done, total));
 }
 
 }  // namespace runpatch::cli

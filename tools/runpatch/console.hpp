@@ -1,5 +1,6 @@
-// What the tools say besides their results: -q/-v through spdlog on stderr,
-// and a progress line for long tree work when stderr is a terminal.
+// What the tools say besides their results: -q/-v set the threshold of the
+// log (tools/common/log.hpp), and a progress line for long tree work when
+// stderr is a terminal.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -30,10 +31,8 @@ Verbosity& verbosity();
 // The same -q/-v flags, with the same words, on every subcommand.
 void add_verbosity_flags(CLI::App* app, Verbosity& verbosity);
 
-// Sets spdlog's level and a plain "runpatch: message" pattern on stderr.
-// Errors are always shown; -q hides summaries, -v adds per-file detail.
-// Called by the commands that log (driver, compat, apply) before they do:
-// the others print their results and would only pay for it at start-up.
+// "runpatch: message" on stderr at the threshold the flags ask for: errors
+// and warnings always, summaries unless -q, per-file detail with -v.
 void setup_logging(const Verbosity& verbosity);
 
 // "\rrunpatch LABEL: 1200/3819 files" on a terminal, at most every 100 ms;

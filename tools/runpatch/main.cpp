@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
+  setup_logging(verbosity());
   for (auto& command : commands)
     if (command.app->parsed()) return command.run();
   return kExitUsage;
