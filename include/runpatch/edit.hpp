@@ -119,7 +119,7 @@ struct WrittenRange {
 
 struct EditOutcome {
   EditStrategy strategy = EditStrategy::Unchanged;
-  std::string layout_note;  // how room was found (docs/editing.md names each way)
+  std::string layout_description;  // how room was found (docs/editing.md names each way)
   std::vector<WrittenRange> writes;
   uint64_t old_size = 0;
   uint64_t new_size = 0;

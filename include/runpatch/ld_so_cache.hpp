@@ -14,23 +14,23 @@
 
 namespace runpatch {
 
-struct CacheEntry {
+struct LdSoCacheEntry {
   std::string name;   // the SONAME / file name looked up
   std::string path;   // where it is
   int32_t flags = 0;  // FLAG_ELF_LIBC6 | architecture bits
   uint64_t hwcap = 0;
 };
 
-Expected<std::vector<CacheEntry>> parse_ld_so_cache(std::span<const uint8_t> bytes, const std::string& path);
-Expected<std::vector<CacheEntry>> read_ld_so_cache(const std::filesystem::path& path);
+Expected<std::vector<LdSoCacheEntry>> parse_ld_so_cache(std::span<const uint8_t> bytes, const std::string& path);
+Expected<std::vector<LdSoCacheEntry>> read_ld_so_cache(const std::filesystem::path& path);
 
 // Where a cache's entry table and strings lie; validated against the file size.
-struct CacheLayout {
+struct LdSoCacheLayout {
   uint64_t entries_at = 0, count = 0, entry_size = 0;
   uint64_t strings_base = 0;  // string offsets are relative to this
   bool big_endian = false, has_hwcap = false;
 };
-Expected<CacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const std::string& path);
+Expected<LdSoCacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const std::string& path);
 
 // A mapped cache answering lookups in place, as the loader does: a resolver
 // asks for a few dozen names, so parsing (or even indexing) thousands of
@@ -39,12 +39,12 @@ class LdSoCache {
  public:
   static Expected<LdSoCache> open(const std::filesystem::path& path);
   // Entries whose key is name, in cache order; entries with strings out of bounds are skipped.
-  std::vector<CacheEntry> lookup(std::string_view name) const;
+  std::vector<LdSoCacheEntry> lookup(std::string_view name) const;
 
  private:
-  LdSoCache(MappedFile file, CacheLayout layout);
+  LdSoCache(MappedFile file, LdSoCacheLayout layout);
   MappedFile file_;
-  CacheLayout layout_;
+  LdSoCacheLayout layout_;
   std::string_view key_of(uint64_t index) const;  // empty when out of bounds
 };
 

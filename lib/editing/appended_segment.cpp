@@ -14,13 +14,13 @@ class SegmentAppender : PlanContext<E> {
   using Ctx::add_interp_write;
   using Ctx::add_symbol_rename_writes;
   using Ctx::add_version_need_writes;
+  using Ctx::append_description;
   using Ctx::copy_range;
   using Ctx::covers;
   using Ctx::dynamic_vaddr;
   using Ctx::info_;
   using Ctx::interp_changed_;
   using Ctx::interp_needs_room_;
-  using Ctx::join_note;
   using Ctx::kMinPage;
   using Ctx::kSpareDynamicSlots;
   using Ctx::kStringSlack;
@@ -92,7 +92,7 @@ class SegmentAppender : PlanContext<E> {
     if (std::optional<size_t> earlier = with_dynamic_ ? earlier_runpatch_segment(note_segment_) : std::nullopt) {
       earlier_segment_ = phdrs_[*earlier];
       phdrs_[*earlier].p_type = elf::PT_NULL;
-      layout_note_ = "replaced the segment of an earlier edit";
+      layout_description_ = "replaced the segment of an earlier edit";
     }
     if (note_segment_ && replace_existing_) {
       earlier_note_ = phdrs_[*note_segment_];
@@ -115,26 +115,26 @@ class SegmentAppender : PlanContext<E> {
       move_phdrs_ = true;
     } else {
       size_t reused = 0;
-      std::string slot_note;
+      std::string slot_description;
       while (reused < wanted) {
-        auto slot = find_slot(phdrs_, slot_note);
+        auto slot = find_slot(phdrs_, slot_description);
         if (!slot) break;
         phdrs_.erase(phdrs_.begin() + *slot);
         ++reused;
       }
-      if (reused > 0 && layout_note_.empty()) layout_note_ = slot_note;
+      if (reused > 0 && layout_description_.empty()) layout_description_ = slot_description;
       // Committed by the ELF header alone, the old table stays as running processes read it.
       if (reused < wanted || options_.commit_in_elf_header) {
         if (!options_.commit_in_elf_header && evacuate_after_table(phoff + table_size, wanted - reused, replaced_note_,
                                                                    carried_, evacuated_interp, with_dynamic_)) {
           grow_in_place_ = true;
-          join_note(
-              layout_note_,
+          append_description(
+              layout_description_,
               "moved what followed the program headers (interpreter, notes, dynamic tables) into the new segment");
         } else {
           move_phdrs_ = true;
           if (!options_.commit_in_elf_header)
-            join_note(layout_note_, "moved the program header table into the new segment");
+            append_description(layout_description_, "moved the program header table into the new segment");
         }
       }
     }
@@ -148,7 +148,7 @@ class SegmentAppender : PlanContext<E> {
       if (!loaded_by_glibc_only())
         return view_.error("no layout that one write of the ELF header commits (the program header table would move)");
       phdrs_unmapped_ = true;
-      join_note(layout_note_, "program header table moved past the new segment");
+      append_description(layout_description_, "program header table moved past the new segment");
     }
     bool interp_in_earlier = carry_from_earlier_segments();
     if (options_.commit_in_elf_header && !verneed_updates_.empty()) carry_table(elf::DT_VERNEED);
@@ -472,10 +472,10 @@ class SegmentAppender : PlanContext<E> {
     new_eh->e_phnum = static_cast<uint16_t>(phdrs_.size());
 
     plan.strategy = EditStrategy::Appended;
-    plan.layout_note = layout_note_;
+    plan.layout_description = layout_description_;
     if (place_note_)
-      join_note(plan.layout_note, note_load_ ? "resolution cache in a read-only segment of its own"
-                                             : "resolution cache in a read-only segment");
+      append_description(plan.layout_description, note_load_ ? "resolution cache in a read-only segment of its own"
+                                                             : "resolution cache in a read-only segment");
     plan.new_size = seg_off_ + tail.size();
     plan.reclaimed_from = reclaimed_from_;
     plan.writes.push_back({WritePhase::Prepare, seg_off_, std::move(tail), "appended segment"});
@@ -845,8 +845,8 @@ class SegmentAppender : PlanContext<E> {
   }
 
   const bool with_dynamic_;
-  std::vector<Phdr> phdrs_;  // the new program header table
-  std::string layout_note_;  // how room was found, for the user
+  std::vector<Phdr> phdrs_;         // the new program header table
+  std::string layout_description_;  // how room was found, for the user
   // The resolution-cache note.
   std::optional<size_t> note_segment_;
   std::vector<uint8_t> note_bytes_;

@@ -20,12 +20,12 @@ class EditPlanner : PlanContext<E> {
   using Ctx::add_interp_write;
   using Ctx::add_symbol_rename_writes;
   using Ctx::add_version_need_writes;
+  using Ctx::append_description;
   using Ctx::copy_range;
   using Ctx::info_;
   using Ctx::interp_changed_;
   using Ctx::interp_needs_room_;
   using Ctx::interp_phdr_;
-  using Ctx::join_note;
   using Ctx::kMaxLoadAlign;
   using Ctx::model_;
   using Ctx::new_interp_;
@@ -100,7 +100,7 @@ class EditPlanner : PlanContext<E> {
     if (!interp_changed_) return plan;
     if (interp_needs_room_) return plan_appended_segment<E>(*this, /*with_dynamic=*/false);
     plan.strategy = EditStrategy::InPlace;
-    plan.layout_note = "interpreter rewritten in place";
+    plan.layout_description = "interpreter rewritten in place";
     add_interp_write(plan, WritePhase::Commit);
     return plan;
   }
@@ -236,13 +236,14 @@ class EditPlanner : PlanContext<E> {
     if (note_.action == NoteChange::Action::None) return plan;
     if (auto writes = note_writes_in_place()) {
       plan.strategy = EditStrategy::InPlace;
-      join_note(plan.layout_note, note_.action == NoteChange::Action::Remove ? "resolution cache removed"
-                                                                             : "resolution cache rewritten in place");
+      append_description(plan.layout_description, note_.action == NoteChange::Action::Remove
+                                                      ? "resolution cache removed"
+                                                      : "resolution cache rewritten in place");
       plan.writes.insert(plan.writes.end(), writes->begin(), writes->end());
       return plan;
     }
     RUNPATCH_TRY(EditPlan appended, plan_appended_segment<E>(*this, /*with_dynamic=*/false));
-    join_note(appended.layout_note, plan.layout_note);
+    append_description(appended.layout_description, plan.layout_description);
     appended.writes.insert(appended.writes.begin(), plan.writes.begin(), plan.writes.end());
     return appended;
   }
@@ -336,10 +337,10 @@ class EditPlanner : PlanContext<E> {
     std::vector<uint8_t> original_strtab = strtab;
 
     if (!model_.any_changed(original_) && verneed_updates_.empty() && renamer_.empty()) {
-      plan.layout_note = "interpreter rewritten in place";
+      plan.layout_description = "interpreter rewritten in place";
     } else if (StringSpace unused(table_.strtab_size, use->now); place_strings(placed, unused, strtab)) {
       // (a) New strings into bytes nothing references now; the dynamic table write commits.
-      plan.layout_note = "new strings in unused bytes of the string table";
+      plan.layout_description = "new strings in unused bytes of the string table";
       add_string_writes(plan, WritePhase::Prepare, original_strtab, strtab);
       add_dynamic_write(plan, placed, WritePhase::Commit);
     } else if (auto single = single_string_rewrite(); single && verneed_updates_.empty() && renamer_.empty()) {
@@ -352,7 +353,7 @@ class EditPlanner : PlanContext<E> {
       if (!reusable.claim(at, entry.text->size() + 1)) return std::optional<EditPlan>();
       std::memcpy(strtab.data() + at, entry.text->c_str(), entry.text->size() + 1);
       entry.value = at;
-      plan.layout_note = "string rewritten over its own bytes";
+      plan.layout_description = "string rewritten over its own bytes";
       add_string_writes(plan, WritePhase::Commit, original_strtab, strtab);
     } else {
       return std::optional<EditPlan>();

@@ -44,7 +44,7 @@ Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& 
   spoil_plan_for_testing(p.plan, options);
   RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), path, outcome.before, request, p.plan));
   outcome.strategy = p.plan.strategy;
-  outcome.layout_note = p.plan.layout_note;
+  outcome.layout_description = p.plan.layout_description;
   outcome.old_size = mapping.bytes().size();
   outcome.new_size = p.plan.new_size;
   outcome.warnings = p.plan.warnings;

@@ -195,7 +195,7 @@ Status fold_header_fields(const ElfView<E>& view, const HeaderEditRequest& reque
   for (const auto& field : fields) RUNPATCH_CHECK(put_field(plan, field, view.path()));
   if (plan.strategy == EditStrategy::Unchanged && !plan.writes.empty()) {
     plan.strategy = EditStrategy::InPlace;
-    plan.layout_note = "fixed-size fields rewritten in place";
+    plan.layout_description = "fixed-size fields rewritten in place";
   }
   return {};
 }

@@ -65,7 +65,7 @@ struct PlanContext {
   bool stack_entry_wanted_ = false;
   std::string new_interp_;
 
-  static void join_note(std::string& into, const std::string& more) {
+  static void append_description(std::string& into, const std::string& more) {
     if (!more.empty()) into += (into.empty() ? "" : "; ") + more;
   }
 

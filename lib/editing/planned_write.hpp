@@ -26,7 +26,7 @@ struct PlannedWrite {
 
 struct EditPlan {
   EditStrategy strategy = EditStrategy::Unchanged;
-  std::string layout_note;
+  std::string layout_description;
   std::vector<PlannedWrite> writes;
   uint64_t new_size = 0;
   std::vector<std::string> warnings;

@@ -44,10 +44,10 @@ std::optional<std::string_view> string_at(std::span<const uint8_t> bytes, uint64
                           static_cast<size_t>(static_cast<const uint8_t*>(nul) - (bytes.data() + at)));
 }
 
-Expected<CacheLayout> new_format_layout(std::span<const uint8_t> bytes, const std::string& path, uint64_t base) {
+Expected<LdSoCacheLayout> new_format_layout(std::span<const uint8_t> bytes, const std::string& path, uint64_t base) {
   if (base + kNewHeader > bytes.size()) return make_error(path, "truncated header", base);
   uint8_t endian = bytes[base + 28] & 3;
-  CacheLayout layout;
+  LdSoCacheLayout layout;
   layout.big_endian = endian == 3 || (endian == 0 && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
   layout.count = read_u32(bytes, base + 20, layout.big_endian);
   layout.entries_at = base + kNewHeader;
@@ -60,10 +60,10 @@ Expected<CacheLayout> new_format_layout(std::span<const uint8_t> bytes, const st
 }
 
 // flags, key and value: the first 12 bytes of an entry in both formats.
-Expected<CacheEntry> entry_at(std::span<const uint8_t> bytes, const std::string& path, const CacheLayout& layout,
-                              uint64_t index) {
+Expected<LdSoCacheEntry> entry_at(std::span<const uint8_t> bytes, const std::string& path,
+                                  const LdSoCacheLayout& layout, uint64_t index) {
   uint64_t at = layout.entries_at + index * layout.entry_size;
-  CacheEntry e;
+  LdSoCacheEntry e;
   e.flags = static_cast<int32_t>(read_u32(bytes, at, layout.big_endian));
   for (auto [field, out] : {std::pair{at + 4, &e.name}, std::pair{at + 8, &e.path}}) {
     uint64_t offset = read_u32(bytes, field, layout.big_endian);
@@ -107,11 +107,11 @@ void read_conf(const std::filesystem::path& root, const std::string& conf, std::
 
 }  // namespace
 
-Expected<CacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const std::string& path) {
+Expected<LdSoCacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const std::string& path) {
   if (starts_with(bytes, 0, kNewMagic, 20)) return new_format_layout(bytes, path, 0);
   if (!starts_with(bytes, 0, kOldMagic, 11)) return make_error(path, "not an ld.so.cache (unknown magic)", 0);
   if (bytes.size() < kOldHeader) return make_error(path, "truncated header", 0);
-  CacheLayout layout;
+  LdSoCacheLayout layout;
   layout.count = read_u32(bytes, 12, false);
   layout.entries_at = kOldHeader;
   layout.entry_size = kOldEntry;
@@ -125,25 +125,25 @@ Expected<CacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const s
   return layout;
 }
 
-Expected<std::vector<CacheEntry>> parse_ld_so_cache(std::span<const uint8_t> bytes, const std::string& path) {
-  RUNPATCH_TRY(CacheLayout layout, ld_so_cache_layout(bytes, path));
-  std::vector<CacheEntry> entries;
+Expected<std::vector<LdSoCacheEntry>> parse_ld_so_cache(std::span<const uint8_t> bytes, const std::string& path) {
+  RUNPATCH_TRY(LdSoCacheLayout layout, ld_so_cache_layout(bytes, path));
+  std::vector<LdSoCacheEntry> entries;
   entries.reserve(layout.count);
   for (uint64_t i = 0; i < layout.count; ++i) {
-    RUNPATCH_TRY(CacheEntry e, entry_at(bytes, path, layout, i));
+    RUNPATCH_TRY(LdSoCacheEntry e, entry_at(bytes, path, layout, i));
     entries.push_back(std::move(e));
   }
   return entries;
 }
 
-Expected<std::vector<CacheEntry>> read_ld_so_cache(const std::filesystem::path& path) {
+Expected<std::vector<LdSoCacheEntry>> read_ld_so_cache(const std::filesystem::path& path) {
   RUNPATCH_TRY(MappedFile file, MappedFile::open(path));
   return parse_ld_so_cache(file.bytes(), file.path());
 }
 
 Expected<LdSoCache> LdSoCache::open(const std::filesystem::path& path) {
   RUNPATCH_TRY(MappedFile file, MappedFile::open(path));
-  RUNPATCH_TRY(CacheLayout layout, ld_so_cache_layout(file.bytes(), file.path()));
+  RUNPATCH_TRY(LdSoCacheLayout layout, ld_so_cache_layout(file.bytes(), file.path()));
   return LdSoCache(std::move(file), layout);
 }
 
@@ -176,7 +176,7 @@ int library_name_order(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
-LdSoCache::LdSoCache(MappedFile file, CacheLayout layout) : file_(std::move(file)), layout_(layout) {}
+LdSoCache::LdSoCache(MappedFile file, LdSoCacheLayout layout) : file_(std::move(file)), layout_(layout) {}
 
 std::string_view LdSoCache::key_of(uint64_t index) const {
   auto bytes = file_.bytes();
@@ -187,7 +187,7 @@ std::string_view LdSoCache::key_of(uint64_t index) const {
 // A binary search over the mapped entries, as the loader does (ldconfig
 // writes them in descending library_name_order): a run touches a few pages
 // of the cache instead of indexing all of it.
-std::vector<CacheEntry> LdSoCache::lookup(std::string_view name) const {
+std::vector<LdSoCacheEntry> LdSoCache::lookup(std::string_view name) const {
   uint64_t low = 0, high = layout_.count;  // [low, high) still to search
   std::optional<uint64_t> hit;
   while (low < high && !hit) {
@@ -200,7 +200,7 @@ std::vector<CacheEntry> LdSoCache::lookup(std::string_view name) const {
     else
       high = middle;
   }
-  std::vector<CacheEntry> found;
+  std::vector<LdSoCacheEntry> found;
   if (!hit) return found;
   // Entries that compare equal are adjacent. Equal means equal in that order,
   // as for the loader: "libv.so.09" finds libv.so.9.

@@ -83,8 +83,8 @@ struct ResolutionSession::State {
   using TextMap = std::unordered_map<std::string, Value, TextHash, std::equal_to<>>;
 
   SearchEnvironment env;
-  TextMap<LoaderModel> models;               // by LoaderPick::key: a loader's files are read once
-  TextMap<std::optional<LdSoCache>> caches;  // by host path; none when missing or unreadable
+  TextMap<LoaderModel> models;                     // by LoaderPick::key: a loader's files are read once
+  TextMap<std::optional<LdSoCache>> ld_so_caches;  // by host path; none when missing or unreadable
   TextMap<bool> dir_exists;
   TextMap<Expected<std::shared_ptr<const ElfInfo>>> infos;  // by host path
   TextMap<std::optional<struct stat>> stats;                // by host path, following links
@@ -99,7 +99,7 @@ struct ResolutionSession::State {
     std::optional<size_t> loaded;  // FoundVia::AlreadyLoaded: the tree's object
   };
   TextMap<Search> searches;
-  TextMap<std::vector<CacheEntry>> cache_entries;  // ld.so.cache lookups by cache path and name
+  TextMap<std::vector<LdSoCacheEntry>> ld_so_cache_lookups;  // ld.so.cache lookups by cache path and name
   TextMap<fs::path> canonical_dirs;
   std::deque<std::pair<ElfIdentity, MachineDefaults>> defaults;  // by root identity; a deque keeps references
 
@@ -136,11 +136,12 @@ struct ResolutionSession::State {
     return it->second;
   }
 
-  const LdSoCache* cache_at(const fs::path& path) {
-    auto it = caches.find(path.native());
-    if (it == caches.end()) {
+  const LdSoCache* ld_so_cache_at(const fs::path& path) {
+    auto it = ld_so_caches.find(path.native());
+    if (it == ld_so_caches.end()) {
       auto opened = LdSoCache::open(path);
-      it = caches.emplace(path.native(), opened ? std::optional<LdSoCache>(std::move(*opened)) : std::nullopt).first;
+      it = ld_so_caches.emplace(path.native(), opened ? std::optional<LdSoCache>(std::move(*opened)) : std::nullopt)
+               .first;
     }
     return it->second ? &*it->second : nullptr;
   }
@@ -321,15 +322,15 @@ class Resolver {
     if (search(env_.ld_library_path, tree.objects[0], name, Rule{"LD_LIBRARY_PATH", FoundVia::LdLibraryPath}, r))
       return r;
     if (req.info->runpath) {
-      const ResolutionCacheEntry* cached =
-          model_->reads_resolution_cache_note ? cached_locations(*req.info, name) : nullptr;
-      if (cached ? search_cached(*cached, req, name, r)
-                 : search(split_runpath(*req.info->runpath), req, name,
-                          Rule{"runpath of", FoundVia::Runpath, &req.path}, r))
+      const ResolutionCacheEntry* noted =
+          model_->reads_resolution_cache_note ? note_locations_for(*req.info, name) : nullptr;
+      if (noted ? search_note_locations(*noted, req, name, r)
+                : search(split_runpath(*req.info->runpath), req, name, Rule{"runpath of", FoundVia::Runpath, &req.path},
+                         r))
         return r;
     }
     if (req.info->nodeflib()) return r;
-    if (search_cache(name, r)) return r;
+    if (search_ld_so_cache(name, r)) return r;
     need_loader_facts();
     search(default_dirs_, req, name, Rule{"default path", FoundVia::DefaultDirs}, r);
     return r;
@@ -390,7 +391,7 @@ class Resolver {
   }
 
   // Default dirs, $LIB and $PLATFORM: asked of the host loader (once, lazily) or
-  // derived from the machine. Most trees never need them: the cache answers.
+  // derived from the machine. Most trees never need them: ld.so.cache answers.
   void need_loader_facts() {
     if (loader_facts_ready_) return;
     loader_facts_ready_ = true;
@@ -476,16 +477,16 @@ class Resolver {
     return false;
   }
 
-  static const ResolutionCacheEntry* cached_locations(const ElfInfo& info, const std::string& name) {
+  static const ResolutionCacheEntry* note_locations_for(const ElfInfo& info, const std::string& name) {
     if (!info.resolution_cache || !info.resolution_cache->defect.empty()) return nullptr;
     for (const auto& entry : info.resolution_cache->entries)
       if (entry.needed == name) return &entry;
     return nullptr;
   }
 
-  // The note's locations in order: "=path" is opened as it is, "?dir" searched like a runpath entry.
-  bool search_cached(const ResolutionCacheEntry& entry, const LoadedObject& owner, const std::string& name,
-                     Resolution& r) {
+  // The resolution-cache note's locations in order: "=path" is opened as it is, "?dir" searched like a runpath entry.
+  bool search_note_locations(const ResolutionCacheEntry& entry, const LoadedObject& owner, const std::string& name,
+                             Resolution& r) {
     Rule rule{"resolution cache of", FoundVia::Runpath, &owner.path};
     for (const auto& location : entry.locations) {
       std::string rest = location.substr(1);
@@ -494,17 +495,17 @@ class Resolver {
     return false;
   }
 
-  // The model's cache; a missing or unreadable one is skipped, as the loader
+  // The model's ld.so.cache; a missing or unreadable one is skipped, as the loader
   // does (it never reads ld.so.conf: only ldconfig does).
-  bool search_cache(const std::string& name, Resolution& r) {
+  bool search_ld_so_cache(const std::string& name, Resolution& r) {
     if (!model_->ld_so_cache) return false;
-    const LdSoCache* cache = state_.cache_at(*model_->ld_so_cache);
-    if (!cache) return false;
-    cache_key_.assign(model_->ld_so_cache->native()).push_back('\0');
-    cache_key_.append(name);
-    auto entries = state_.cache_entries.find(std::string_view(cache_key_));
-    if (entries == state_.cache_entries.end())
-      entries = state_.cache_entries.emplace(cache_key_, cache->lookup(name)).first;
+    const LdSoCache* ld_so_cache = state_.ld_so_cache_at(*model_->ld_so_cache);
+    if (!ld_so_cache) return false;
+    ld_so_cache_key_.assign(model_->ld_so_cache->native()).push_back('\0');
+    ld_so_cache_key_.append(name);
+    auto entries = state_.ld_so_cache_lookups.find(std::string_view(ld_so_cache_key_));
+    if (entries == state_.ld_so_cache_lookups.end())
+      entries = state_.ld_so_cache_lookups.emplace(ld_so_cache_key_, ld_so_cache->lookup(name)).first;
     for (const auto& entry : entries->second)  // the cache's own order decides
       if (probe(entry.path, Rule{"ld.so.cache", FoundVia::LdSoCache}, r)) return true;
     return false;
@@ -616,7 +617,7 @@ class Resolver {
   ElfIdentity identity_{};
   const LoaderModel* model_ = nullptr;  // owned by the session
   std::optional<size_t> interpreter_index_;
-  std::string cache_key_;
+  std::string ld_so_cache_key_;
   std::vector<std::string> default_dirs_;
   std::string platform_, lib_;
   bool loader_facts_ready_ = false;

@@ -143,7 +143,7 @@ TEST_P(EditCorrectness, SetInterpreterOnAPieWithoutRunpath) {
   auto outcome = edit_elf_file(dir / "prog", request);
   ASSERT_TRUE(outcome) << outcome.error().message();
   EXPECT_EQ(read_elf_info(dir / "prog")->interpreter, request.interpreter);
-  EXPECT_LE(size_of(dir / "prog") - before, 65536u + 4096u) << outcome->layout_note;
+  EXPECT_LE(size_of(dir / "prog") - before, 65536u + 4096u) << outcome->layout_description;
   EditRequest runpath;
   runpath.runpath = [](const ElfInfo&) -> Expected<RunpathChange> { return RunpathChange::set("$ORIGIN/lib"); };
   ASSERT_TRUE(edit_elf_file(dir / "prog", runpath));
@@ -198,7 +198,7 @@ TEST_P(EditCorrectness, GrowthIsTheNewBytesOnly) {
         if (w.offset + w.size > before) written += w.offset + w.size - std::max(w.offset, before);
       EXPECT_LE(size_of(dir / "prog") - before,
                 written + 4096 + (arch().name == "x86_64" || arch().name == "i686" ? 0 : 61440))
-          << program << " ldcache=" << ldcache << ": " << outcome->layout_note;
+          << program << " ldcache=" << ldcache << ": " << outcome->layout_description;
       if (std::string(program).starts_with("prog")) test::expect_greets(arch(), dir / "prog");
     }
   }

@@ -52,7 +52,7 @@ class EditArch : public ::testing::TestWithParam<FixtureArch> {
     check_result();
     EXPECT_EQ(test::readelf_warnings(file), warnings_before) << file;
     if (lint_before) {
-      EXPECT_EQ(test::elflint_passes(file), true) << file << " (" << outcome->layout_note << ")";
+      EXPECT_EQ(test::elflint_passes(file), true) << file << " (" << outcome->layout_description << ")";
     }
     EXPECT_EQ(test::differences_outside(original, file, test::editable_regions(original)), "");
     expect_runs(file);

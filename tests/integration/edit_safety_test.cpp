@@ -45,7 +45,7 @@ void crash_at_every_write(const test::FixtureArch& arch, const std::string& new_
 
   for (size_t k = 0; k <= writes; ++k) {
     SCOPED_TRACE(arch.name + ": stopped after " + std::to_string(k) + " of " + std::to_string(writes) + " writes (" +
-                 planned->layout_note + ")");
+                 planned->layout_description + ")");
     test::write_file(file, original);
     EditOptions options;
     options.in_place = true;  // the phased writes are what a crash can interrupt

@@ -137,7 +137,7 @@ class RenameArch : public ::testing::TestWithParam<FixtureArch> {
     ASSERT_TRUE(outcome) << outcome.error().message();
     EXPECT_NE(outcome->strategy, EditStrategy::Unchanged) << file;
     if (auto lint = test::elflint_passes(file)) {
-      EXPECT_TRUE(*lint) << file << " (" << outcome->layout_note << ")";
+      EXPECT_TRUE(*lint) << file << " (" << outcome->layout_description << ")";
     }
     EXPECT_EQ(test::readelf_warnings(file), "") << file;
     // The old names are gone, so the same edit again finds nothing to do and writes nothing.

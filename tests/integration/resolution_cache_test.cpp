@@ -155,7 +155,7 @@ TEST_P(Ldcache, NoteSaysWhereEachLibraryIsAndEveryProgramRuns) {
     // strip repacks a file whose program headers moved so that the table's
     // offset no longer equals its address; qemu-user derives AT_PHDR from the
     // offset (the kernel uses PT_PHDR), so only native runs prove that case.
-    if (arch().qemu != "-" && outcome->layout_note.find("moved the program header table") != std::string::npos)
+    if (arch().qemu != "-" && outcome->layout_description.find("moved the program header table") != std::string::npos)
       continue;
     fs::path stripped = file.string() + ".stripped";
     auto strip = test::run_command({test::strip_tool(arch()), "-o", stripped.string(), file.string()}, true);

@@ -151,7 +151,7 @@ void edit_file(const Arguments& args, const ElfInfo& info, const std::string& fi
   for (const auto& warning : outcome->warnings)
     log_text(LogLevel::Warning, fmt::format("warning: {}: {}\n", file, warning));
   log_text(LogLevel::Debug, fmt::format("patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
-                                        outcome->layout_note));
+                                        outcome->layout_description));
   for (const auto& w : outcome->writes)
     log_text(LogLevel::Debug,
              fmt::format("patching ELF file '{}': {} at offset {:#x} ({} bytes)\n", file, w.what, w.offset, w.size));

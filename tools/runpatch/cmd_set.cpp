@@ -62,7 +62,7 @@ void print_outcome(const std::string& name, const EditOutcome& outcome, bool dry
   for (const auto& w : outcome.writes)
     if (w.offset + w.size > outcome.old_size) written += w.offset + w.size - std::max(w.offset, outcome.old_size);
   fmt::print("{}: {}{} ({}); {} -> {} bytes, +{} ({} written)\n", name, dry_run ? "would edit, " : "",
-             strategy_name(outcome.strategy), outcome.layout_note, outcome.old_size, outcome.new_size,
+             strategy_name(outcome.strategy), outcome.layout_description, outcome.old_size, outcome.new_size,
              outcome.new_size - outcome.old_size, written);
   if (dry_run) fmt::print("{}", planned_changes(outcome.before, request));
 }
