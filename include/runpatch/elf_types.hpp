@@ -56,6 +56,14 @@ using Elf32BE = Target<false, true>;
 using Elf64LE = Target<true, false>;
 using Elf64BE = Target<true, true>;
 
+// MACRO(E) once for each target: the explicit instantiations of a template
+// defined in a .cpp file (and the extern declarations in its header).
+#define RUNPATCH_FOR_EACH_ELF_TARGET(MACRO) \
+  MACRO(::runpatch::elf::Elf32LE)           \
+  MACRO(::runpatch::elf::Elf32BE)           \
+  MACRO(::runpatch::elf::Elf64LE)           \
+  MACRO(::runpatch::elf::Elf64BE)
+
 template <class E>
 struct Ehdr {
   uint8_t e_ident[16];

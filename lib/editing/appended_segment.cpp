@@ -879,9 +879,8 @@ Expected<EditPlan> plan_appended_segment(const PlanContext<E>& context, bool wit
   return SegmentAppender<E>(context, with_dynamic).plan();
 }
 
-template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf32LE>&, bool);
-template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf32BE>&, bool);
-template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf64LE>&, bool);
-template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf64BE>&, bool);
+#define RUNPATCH_INSTANTIATE(E) template Expected<EditPlan> plan_appended_segment(const PlanContext<E>&, bool);
+RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
+#undef RUNPATCH_INSTANTIATE
 
 }  // namespace runpatch

@@ -16,9 +16,9 @@ namespace runpatch {
 template <class E>
 Expected<EditPlan> plan_appended_segment(const PlanContext<E>& context, bool with_dynamic);
 
-extern template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf32LE>&, bool);
-extern template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf32BE>&, bool);
-extern template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf64LE>&, bool);
-extern template Expected<EditPlan> plan_appended_segment(const PlanContext<elf::Elf64BE>&, bool);
+#define RUNPATCH_EXTERN_PLAN_APPENDED(E) \
+  extern template Expected<EditPlan> plan_appended_segment(const PlanContext<E>&, bool);
+RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_EXTERN_PLAN_APPENDED)
+#undef RUNPATCH_EXTERN_PLAN_APPENDED
 
 }  // namespace runpatch

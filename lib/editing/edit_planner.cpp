@@ -451,19 +451,17 @@ class EditPlanner : PlanContext<E> {
 }  // namespace
 
 template <class E>
-Expected<EditPlan> plan_edit(const ElfView<E>& view, const ElfInfo& info, const EditOptions& options,
+Expected<EditPlan> plan_edit(const MappedElfView<E>& view, const ElfInfo& info, const EditOptions& options,
                              const EditRequest& request) {
   RUNPATCH_TRY(EditPlan plan, EditPlanner<E>(view, info, options).plan(request));
   RUNPATCH_CHECK(fold_header_fields(view, request.headers, plan));
   return plan;
 }
 
-#define RUNPATCH_INSTANTIATE(E) \
-  template Expected<EditPlan> plan_edit(const ElfView<E>&, const ElfInfo&, const EditOptions&, const EditRequest&);
-RUNPATCH_INSTANTIATE(elf::Elf32LE)
-RUNPATCH_INSTANTIATE(elf::Elf32BE)
-RUNPATCH_INSTANTIATE(elf::Elf64LE)
-RUNPATCH_INSTANTIATE(elf::Elf64BE)
+#define RUNPATCH_INSTANTIATE(E)                                                                      \
+  template Expected<EditPlan> plan_edit(const MappedElfView<E>&, const ElfInfo&, const EditOptions&, \
+                                        const EditRequest&);
+RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
 #undef RUNPATCH_INSTANTIATE
 
 }  // namespace runpatch

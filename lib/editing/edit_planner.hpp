@@ -11,16 +11,13 @@
 namespace runpatch {
 
 template <class E>
-Expected<EditPlan> plan_edit(const ElfView<E>& view, const ElfInfo& info, const EditOptions& options,
+Expected<EditPlan> plan_edit(const MappedElfView<E>& view, const ElfInfo& info, const EditOptions& options,
                              const EditRequest& request);
 
-extern template Expected<EditPlan> plan_edit(const ElfView<elf::Elf32LE>&, const ElfInfo&, const EditOptions&,
-                                             const EditRequest&);
-extern template Expected<EditPlan> plan_edit(const ElfView<elf::Elf32BE>&, const ElfInfo&, const EditOptions&,
-                                             const EditRequest&);
-extern template Expected<EditPlan> plan_edit(const ElfView<elf::Elf64LE>&, const ElfInfo&, const EditOptions&,
-                                             const EditRequest&);
-extern template Expected<EditPlan> plan_edit(const ElfView<elf::Elf64BE>&, const ElfInfo&, const EditOptions&,
-                                             const EditRequest&);
+#define RUNPATCH_EXTERN_PLAN_EDIT(E)                                                                        \
+  extern template Expected<EditPlan> plan_edit(const MappedElfView<E>&, const ElfInfo&, const EditOptions&, \
+                                               const EditRequest&);
+RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_EXTERN_PLAN_EDIT)
+#undef RUNPATCH_EXTERN_PLAN_EDIT
 
 }  // namespace runpatch

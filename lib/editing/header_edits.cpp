@@ -182,7 +182,7 @@ std::optional<uint8_t> osabi_from_name(std::string_view name) {
 }
 
 template <class E>
-Status fold_header_fields(const ElfView<E>& view, const HeaderEditRequest& request, EditPlan& plan) {
+Status fold_header_fields(const MappedElfView<E>& view, const HeaderEditRequest& request, EditPlan& plan) {
   if (request.osabi.has_value() + request.exec_stack.has_value() + request.clear_symbol_version.size() == 0) return {};
   std::vector<FieldWrite> fields;
   {
@@ -201,11 +201,8 @@ Status fold_header_fields(const ElfView<E>& view, const HeaderEditRequest& reque
 }
 
 #define RUNPATCH_INSTANTIATE(E) \
-  template Status fold_header_fields(const ElfView<E>&, const HeaderEditRequest&, EditPlan&);
-RUNPATCH_INSTANTIATE(elf::Elf32LE)
-RUNPATCH_INSTANTIATE(elf::Elf32BE)
-RUNPATCH_INSTANTIATE(elf::Elf64LE)
-RUNPATCH_INSTANTIATE(elf::Elf64BE)
+  template Status fold_header_fields(const MappedElfView<E>&, const HeaderEditRequest&, EditPlan&);
+RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
 #undef RUNPATCH_INSTANTIATE
 
 Expected<HeaderFacts> header_facts(std::span<const uint8_t> bytes, const std::string& path) {

@@ -20,7 +20,7 @@ namespace runpatch {
 // planned result keeps those fields (inside a write that already covers
 // them, such as a moved program header table, or as Commit writes).
 template <class E>
-Status fold_header_fields(const ElfView<E>& view, const HeaderEditRequest& request, EditPlan& plan);
+Status fold_header_fields(const MappedElfView<E>& view, const HeaderEditRequest& request, EditPlan& plan);
 
 // The same facts read_header_facts gives, for an image in memory.
 Expected<HeaderFacts> header_facts(std::span<const uint8_t> bytes, const std::string& path);

@@ -30,7 +30,7 @@ struct PlanContext {
   using Shdr = elf::Shdr<E>;
   using Dyn = elf::Dyn<E>;
 
-  PlanContext(const ElfView<E>& view, const ElfInfo& info, const EditOptions& options)
+  PlanContext(const MappedElfView<E>& view, const ElfInfo& info, const EditOptions& options)
       : view_(view), info_(info), options_(options) {}
 
   static constexpr uint64_t kMinPage = 0x1000;
@@ -45,7 +45,7 @@ struct PlanContext {
     bool written_in_copy = false;  // its table moved into the new segment
   };
 
-  const ElfView<E>& view_;
+  const MappedElfView<E>& view_;
   const ElfInfo& info_;
   const EditOptions& options_;
   DynamicTable<E> table_;

@@ -409,7 +409,7 @@ std::vector<std::string> SymbolRenamer<E>::new_names() const {
 }
 
 template <class E>
-std::vector<uint8_t> SymbolRenamer<E>::new_symbol_table(const ElfView<E>& view,
+std::vector<uint8_t> SymbolRenamer<E>::new_symbol_table(const MappedElfView<E>& view,
                                                         const std::map<std::string, uint64_t>& offsets) const {
   using Sym = elf::Sym<E>;
   auto old = view.bytes().subspan(tables_.symtab_offset, tables_.count * sizeof(Sym));
@@ -425,7 +425,7 @@ std::vector<uint8_t> SymbolRenamer<E>::new_symbol_table(const ElfView<E>& view,
 // Bloom filter, buckets and chains over the symbols in their new order; the
 // header (bucket count, symoffset, bloom size and shift) stays.
 template <class E>
-std::vector<uint8_t> SymbolRenamer<E>::new_gnu_hash(const ElfView<E>& view) const {
+std::vector<uint8_t> SymbolRenamer<E>::new_gnu_hash(const MappedElfView<E>& view) const {
   const SymbolTables& t = tables_;
   constexpr uint32_t bits = sizeof(Addr<E>) * 8;
   auto old = view.bytes().subspan(t.gnu_hash->offset, t.gnu_hash->size);
@@ -448,7 +448,7 @@ std::vector<uint8_t> SymbolRenamer<E>::new_gnu_hash(const ElfView<E>& view) cons
 // Buckets and chains as linkers build them: each global symbol goes to the
 // head of its bucket's chain (local ones, section symbols, are never looked up).
 template <class E>
-std::vector<uint8_t> SymbolRenamer<E>::new_sysv_hash(const ElfView<E>& view) const {
+std::vector<uint8_t> SymbolRenamer<E>::new_sysv_hash(const MappedElfView<E>& view) const {
   const SymbolTables& t = tables_;
   std::vector<uint8_t> out(t.sysv_hash->size, 0);
   *struct_at<Word<E>>(out, 0) = t.sysv_buckets;
@@ -465,7 +465,7 @@ std::vector<uint8_t> SymbolRenamer<E>::new_sysv_hash(const ElfView<E>& view) con
 }
 
 template <class E>
-void SymbolRenamer<E>::remap_relocations(const ElfView<E>& view, std::vector<PlannedWrite>& writes) const {
+void SymbolRenamer<E>::remap_relocations(const MappedElfView<E>& view, std::vector<PlannedWrite>& writes) const {
   std::vector<uint64_t> new_index(order_.size());
   for (uint64_t p = 0; p < order_.size(); ++p) new_index[order_[p]] = p;
   for (const auto& table : tables_.relocations) {
@@ -483,7 +483,7 @@ void SymbolRenamer<E>::remap_relocations(const ElfView<E>& view, std::vector<Pla
 }
 
 template <class E>
-std::vector<PlannedWrite> SymbolRenamer<E>::writes(const ElfView<E>& view,
+std::vector<PlannedWrite> SymbolRenamer<E>::writes(const MappedElfView<E>& view,
                                                    const std::map<std::string, uint64_t>& offsets) const {
   std::vector<PlannedWrite> out;
   if (empty()) return out;
@@ -598,10 +598,7 @@ Status check_renamed_symbols(const ElfView<E>& old_view, const DynamicTable<E>& 
   template class SymbolRenamer<E>;                                                                                \
   template Status check_renamed_symbols(const ElfView<E>&, const DynamicTable<E>&, const ElfView<E>&,             \
                                         const DynamicTable<E>&, const SymbolRenameMap&);
-RUNPATCH_INSTANTIATE(elf::Elf32LE)
-RUNPATCH_INSTANTIATE(elf::Elf32BE)
-RUNPATCH_INSTANTIATE(elf::Elf64LE)
-RUNPATCH_INSTANTIATE(elf::Elf64BE)
+RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
 #undef RUNPATCH_INSTANTIATE
 
 }  // namespace runpatch

@@ -99,13 +99,14 @@ class SymbolRenamer {
   // The names the string table must hold, each once.
   std::vector<std::string> new_names() const;
   // The table writes (phase Commit), given each new name's offset in the dynamic string table.
-  std::vector<PlannedWrite> writes(const ElfView<E>& view, const std::map<std::string, uint64_t>& offsets) const;
+  std::vector<PlannedWrite> writes(const MappedElfView<E>& view, const std::map<std::string, uint64_t>& offsets) const;
 
  private:
-  std::vector<uint8_t> new_symbol_table(const ElfView<E>& view, const std::map<std::string, uint64_t>& offsets) const;
-  std::vector<uint8_t> new_gnu_hash(const ElfView<E>& view) const;
-  std::vector<uint8_t> new_sysv_hash(const ElfView<E>& view) const;
-  void remap_relocations(const ElfView<E>& view, std::vector<PlannedWrite>& writes) const;
+  std::vector<uint8_t> new_symbol_table(const MappedElfView<E>& view,
+                                        const std::map<std::string, uint64_t>& offsets) const;
+  std::vector<uint8_t> new_gnu_hash(const MappedElfView<E>& view) const;
+  std::vector<uint8_t> new_sysv_hash(const MappedElfView<E>& view) const;
+  void remap_relocations(const MappedElfView<E>& view, std::vector<PlannedWrite>& writes) const;
 
   SymbolTables tables_;
   std::vector<std::string> names_;  // by old index, after the rename

@@ -1,4 +1,5 @@
-// Picks the ElfView<E> matching a file's class and byte order and calls f with it.
+// Picks the ElfView<E> matching a file's class and byte order and calls f with
+// it: a MappedElfView<E> for bytes in memory, an ElfView<E> for a FileReader.
 #pragma once
 
 #include <fmt/format.h>
@@ -13,15 +14,15 @@ namespace runpatch {
 
 namespace detail {
 // The class and byte order of an image whose first bytes (up to 16) are ident.
-template <class Parse, class F>
+template <template <class> class View, class Parse, class F>
 auto visit_ident(std::span<const uint8_t> ident, const std::string& path, Parse&& parse, F&& f)
-    -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
+    -> decltype(f(std::declval<View<elf::Elf64LE>&>())) {
   if (ident.size() < 4 || ident[0] != 0x7f || ident[1] != 'E' || ident[2] != 'L' || ident[3] != 'F')
     return make_error(path, "not an ELF file (bad magic)", 0);
   if (ident.size() < 16) return make_error(path, "truncated ELF identification", 0);
   uint8_t cls = ident[elf::EI_CLASS], data = ident[elf::EI_DATA];
-  auto run = [&]<class E>() -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
-    RUNPATCH_TRY(ElfView<E> view, parse.template operator()<E>());
+  auto run = [&]<class E>() -> decltype(f(std::declval<View<elf::Elf64LE>&>())) {
+    RUNPATCH_TRY(View<E> view, parse.template operator()<E>());
     return f(view);
   };
   if (data != elf::ELFDATA2LSB && data != elf::ELFDATA2MSB)
@@ -35,12 +36,13 @@ auto visit_ident(std::span<const uint8_t> ident, const std::string& path, Parse&
 }
 }  // namespace detail
 
-// f: (ElfView<E>&) -> Expected<R> for every target E; returns that Expected<R>.
+// f: (MappedElfView<E>&) -> Expected<R> for every target E; returns that Expected<R>.
 template <class F>
 auto visit_elf(std::span<const uint8_t> bytes, const std::string& path, F&& f)
-    -> decltype(f(std::declval<ElfView<elf::Elf64LE>&>())) {
-  auto parse = [&]<class E>() { return ElfView<E>::parse(bytes, path); };
-  return detail::visit_ident(bytes.first(std::min<size_t>(bytes.size(), 16)), path, parse, std::forward<F>(f));
+    -> decltype(f(std::declval<MappedElfView<elf::Elf64LE>&>())) {
+  auto parse = [&]<class E>() { return MappedElfView<E>::parse(bytes, path); };
+  return detail::visit_ident<MappedElfView>(bytes.first(std::min<size_t>(bytes.size(), 16)), path, parse,
+                                            std::forward<F>(f));
 }
 
 // The same over a file read on demand.
@@ -50,7 +52,8 @@ auto visit_elf(const FileReader& reader, F&& f) -> decltype(f(std::declval<ElfVi
   const uint8_t* ident = reader.at(0, ident_size);
   if (!ident) return make_error(reader.path(), "cannot read the ELF identification", 0);
   auto parse = [&]<class E>() { return ElfView<E>::parse(reader); };
-  return detail::visit_ident(std::span<const uint8_t>(ident, ident_size), reader.path(), parse, std::forward<F>(f));
+  return detail::visit_ident<ElfView>(std::span<const uint8_t>(ident, ident_size), reader.path(), parse,
+                                      std::forward<F>(f));
 }
 
 }  // namespace runpatch

@@ -1,5 +1,5 @@
 // ElfView<E>: bounds-checked, typed access to an ELF image, held in memory (a
-// mapping) or read on demand (FileReader). Construction validates the ELF
+// mapping; MappedElfView<E> adds its bytes) or read on demand (FileReader). Construction validates the ELF
 // header and both header tables; every later access (vaddr translation,
 // tables, strings) checks its range again and returns an Error that names
 // the file, the offset and what is wrong.
@@ -58,8 +58,6 @@ class ElfView {
 
   const std::string& path() const { return path_; }
   uint64_t size() const { return size_; }
-  // The whole file, for a view over a mapping (the editor's); empty for one read on demand.
-  std::span<const uint8_t> bytes() const { return bytes_; }
   // [off, off + len), which the caller has checked with in_file; null only
   // when reading it from the file fails.
   const uint8_t* data_at(uint64_t off, uint64_t len) const {
@@ -157,6 +155,10 @@ class ElfView {
 
   bool in_file(uint64_t off, uint64_t size) const { return off <= size_ && size <= size_ - off; }
 
+ protected:
+  // The whole file for a view over memory; empty for one read on demand.
+  std::span<const uint8_t> whole_file() const { return bytes_; }
+
  private:
   ElfView(std::span<const uint8_t> bytes, const FileReader* reader, uint64_t size, std::string path)
       : bytes_(bytes), reader_(reader), size_(size), path_(std::move(path)) {}
@@ -219,6 +221,23 @@ class ElfView {
   std::span<const Phdr> phdrs_;
   std::span<const Shdr> shdrs_;
   uint32_t shstrndx_ = 0;
+};
+
+// A view over a whole file held in memory (the editor's read-only mapping):
+// ElfView's checked access plus the file's bytes, which code that copies or
+// compares raw ranges needs. Only this type has them, so such code cannot be
+// handed a view read on demand, which holds no bytes.
+template <class E>
+class MappedElfView : public ElfView<E> {
+ public:
+  static Expected<MappedElfView> parse(std::span<const uint8_t> bytes, std::string path) {
+    RUNPATCH_TRY(ElfView<E> view, ElfView<E>::parse(bytes, std::move(path)));
+    return MappedElfView(std::move(view));
+  }
+  std::span<const uint8_t> bytes() const { return this->whole_file(); }
+
+ private:
+  explicit MappedElfView(ElfView<E> view) : ElfView<E>(std::move(view)) {}
 };
 
 }  // namespace runpatch
