@@ -1,46 +1,5 @@
-// What the CUDA driver, cuda_compat and the toolkit's link-time stubs look
-// like in paths and names: the one place the library knows them.
+// Every public header of lib/cuda/ (include/runpatch/cuda/), for a consumer that wants the whole module.
 #pragma once
 
-#include <optional>
-#include <string>
-#include <string_view>
-
-#include "runpatch/elf_info.hpp"
-#include "runpatch/l4t_versions.hpp"
-
-namespace runpatch {
-
-// Where NixOS puts the driver's libraries (addDriverRunpath's driverLink).
-inline constexpr const char* kDefaultDriverDir = "/run/opengl-driver/lib";
-
-// Whether an existing entry is a cuda_compat directory: a directory named
-// "compat" inside a cuda_compat / cuda-compat package.
-bool looks_like_compat_dir(const std::string& entry);
-
-// True for the CUDA toolkit's link-time stubs (lib/stubs/libcuda.so and friends).
-bool is_stub_library(const std::string& path);
-// A libcuda.so* whose code is a few kilobytes: the toolkit's stub, wherever it
-// lies (the real driver library has tens of megabytes of code).
-bool is_stub_libcuda(const ElfInfo& info);
-// True for a directory of such stubs (".../stubs", with or without a trailing slash).
-bool is_stubs_directory(const std::string& dir);
-
-// Libraries that only the NVIDIA driver installs (libcuda, libnvidia-*, the
-// Jetson driver's libnvrm_* ...): never resolvable at build time.
-bool is_driver_library(const std::string& name);
-
-// A dlopen the file does without declaring it in a dlopen note: libcudart
-// loads the driver's libcuda.so.1. nullopt when there is none or the file's
-// notes already declare it.
-std::optional<DlopenDependency> undeclared_cuda_dlopen(const ElfInfo& info);
-
-// Whether the file loads the driver's libcuda: a DT_NEEDED libcuda.so*, or one
-// in its dlopen notes.
-bool loads_libcuda(const ElfInfo& info);
-
-// The CUDA release a libcudart name (SONAME or file name) stands for: "13" from
-// libcudart.so.13; only the major is known (libcudart.so.11.0 is every CUDA 11).
-std::optional<CudaVersion> cudart_release(std::string_view name);
-
-}  // namespace runpatch
+#include "runpatch/cuda/cuda.hpp"
+#include "runpatch/cuda/l4t_versions.hpp"

@@ -1,11 +1,11 @@
-#include "runpatch/cuda.hpp"
+#include "runpatch/cuda/cuda.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <string_view>
 
-#include "runpatch/l4t_versions.hpp"
-#include "runpatch/loader_paths.hpp"
+#include "runpatch/cuda/l4t_versions.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 
 namespace runpatch {
 

@@ -1,7 +1,7 @@
 // The JetPack table. Source: jetpack-nixos, "Pill 06: CUDA, cuDNN, TensorRT &
 // GPU Packages", section "CUDA Version Mapping" (JetPack | L4T | Native CUDA |
 // cuda_compat Range); docs/doctor.md ("Jetson") shows the same rows.
-#include "runpatch/l4t_versions.hpp"
+#include "runpatch/cuda/l4t_versions.hpp"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
-#include "runpatch/diagnose.hpp"
+#include "runpatch/diagnosing/diagnose.hpp"
 
 #include <fmt/format.h>
 
-#include "runpatch/cuda.hpp"
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/cuda/cuda.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 

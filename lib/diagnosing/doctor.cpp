@@ -1,6 +1,6 @@
 // Predicts which libcuda.so.1 a CUDA program gets on this machine and
 // whether it can work with the loaded NVIDIA kernel driver.
-#include "runpatch/doctor.hpp"
+#include "runpatch/diagnosing/doctor.hpp"
 
 #include <fmt/format.h>
 
@@ -11,10 +11,10 @@
 #include <string_view>
 
 #include "diagnosing/doctor_l4t.hpp"
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/diagnose.hpp"
-#include "runpatch/mapped_file.hpp"
-#include "runpatch/cuda.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/diagnosing/diagnose.hpp"
+#include "runpatch/reading/mapped_file.hpp"
+#include "runpatch/cuda/cuda.hpp"
 
 namespace runpatch {
 

@@ -8,8 +8,8 @@
 #include <algorithm>
 
 #include "policy/nix_paths.hpp"
-#include "runpatch/cuda.hpp"
-#include "runpatch/loader_paths.hpp"
+#include "runpatch/cuda/cuda.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 
 namespace runpatch {
 

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "runpatch/doctor.hpp"
+#include "runpatch/diagnosing/doctor.hpp"
 
 namespace runpatch {
 

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string_view>
 
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/doctor.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/diagnosing/doctor.hpp"
 
 namespace runpatch {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "editing/string_refs.hpp"
-#include "runpatch/edit.hpp"
+#include "runpatch/editing/edit.hpp"
 
 namespace runpatch {
 

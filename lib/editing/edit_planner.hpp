@@ -6,7 +6,7 @@
 
 #include "editing/planned_write.hpp"
 #include "reading/elf_view.hpp"
-#include "runpatch/edit.hpp"
+#include "runpatch/editing/edit.hpp"
 
 namespace runpatch {
 

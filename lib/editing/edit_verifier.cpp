@@ -14,7 +14,7 @@
 #include "reading/elf_dispatch.hpp"
 #include "reading/elf_info_reader.hpp"
 #include "reading/notes.hpp"
-#include "runpatch/resolution_cache.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
 
 namespace runpatch {
 

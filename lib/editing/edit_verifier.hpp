@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "editing/planned_write.hpp"
-#include "runpatch/edit.hpp"
+#include "runpatch/editing/edit.hpp"
 
 namespace runpatch {
 

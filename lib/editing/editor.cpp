@@ -12,9 +12,9 @@
 #include "editing/replacement.hpp"
 #include "reading/file_checks.hpp"
 #include "reading/elf_dispatch.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/mapped_file.hpp"
-#include "runpatch/resolution_cache.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/reading/mapped_file.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
 
 namespace runpatch {
 

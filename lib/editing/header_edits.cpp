@@ -14,7 +14,7 @@
 #include "editing/planned_image.hpp"
 #include "reading/dynamic_table.hpp"
 #include "reading/elf_dispatch.hpp"
-#include "runpatch/mapped_file.hpp"
+#include "runpatch/reading/mapped_file.hpp"
 
 namespace runpatch {
 

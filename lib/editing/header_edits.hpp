@@ -1,4 +1,4 @@
-// The fixed-size fields of runpatch/header_edit.hpp (OS ABI, PT_GNU_STACK,
+// The fixed-size fields of runpatch/editing/header_edit.hpp (OS ABI, PT_GNU_STACK,
 // symbol versions) in an edit plan; DF_1_NODEFLIB and DT_DEBUG are dynamic
 // entries, which the planner lays out like any other (edit_planner.cpp).
 #pragma once
@@ -11,8 +11,8 @@
 #include "editing/planned_write.hpp"
 #include "reading/dynamic_table.hpp"
 #include "reading/elf_view.hpp"
-#include "runpatch/expected.hpp"
-#include "runpatch/header_edit.hpp"
+#include "runpatch/reading/expected.hpp"
+#include "runpatch/editing/header_edit.hpp"
 
 namespace runpatch {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/edit.hpp"
+#include "runpatch/editing/edit.hpp"
 
 namespace runpatch {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "editing/planned_write.hpp"
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

@@ -11,7 +11,7 @@
 #include "editing/byte_buffer.hpp"
 #include "editing/dynamic_model.hpp"
 #include "reading/resolution_cache_note.hpp"
-#include "runpatch/resolution_cache.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
 
 namespace runpatch {
 

@@ -1,4 +1,4 @@
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,8 +1,8 @@
 #include <atomic>
 
-#include "runpatch/policy.hpp"
-#include "runpatch/runpath_ops.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/policy/policy.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 

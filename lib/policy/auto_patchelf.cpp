@@ -1,7 +1,7 @@
 // auto-patchelf.py's rules (NixOS/nixpkgs, pkgs/by-name/au/auto-patchelf):
 // what it indexes, in which order, how it matches a dependency, which files it
 // skips and with which words, and the runpath it writes.
-#include "runpatch/auto_patchelf.hpp"
+#include "runpatch/policy/auto_patchelf.hpp"
 
 #include <sys/stat.h>
 
@@ -12,12 +12,12 @@
 #include "auto_patchelf_index.hpp"
 #include "pathlib.hpp"
 #include "pyelftools_names.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/elf_types.hpp"
-#include "runpatch/header_edit.hpp"
-#include "runpatch/mapped_file.hpp"
-#include "runpatch/runpath_ops.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/reading/elf_types.hpp"
+#include "runpatch/editing/header_edit.hpp"
+#include "runpatch/reading/mapped_file.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 

@@ -8,8 +8,8 @@
 
 #include "pathlib.hpp"
 #include "pyelftools_names.hpp"
-#include "runpatch/elf_info.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 

@@ -10,13 +10,13 @@
 
 #include "policy/check_jetson_rules.hpp"
 #include "policy/check_nix_rules.hpp"
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/check.hpp"
-#include "runpatch/resolution_cache.hpp"
-#include "runpatch/cuda.hpp"
-#include "runpatch/policy.hpp"
-#include "runpatch/runpath_ops.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/policy/check.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
+#include "runpatch/cuda/cuda.hpp"
+#include "runpatch/policy/policy.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 

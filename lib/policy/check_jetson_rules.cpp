@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "policy/nix_paths.hpp"
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/policy.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/policy/policy.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 
 namespace runpatch::check_rules_jetson {
 

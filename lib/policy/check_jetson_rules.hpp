@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/check.hpp"
-#include "runpatch/l4t_versions.hpp"
+#include "runpatch/policy/check.hpp"
+#include "runpatch/cuda/l4t_versions.hpp"
 #include "policy/check_nix_rules.hpp"
 
 namespace runpatch::check_rules_jetson {

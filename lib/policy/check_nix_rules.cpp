@@ -7,10 +7,10 @@
 #include <set>
 
 #include "policy/nix_paths.hpp"
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/cuda.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/policy.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/cuda/cuda.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/policy/policy.hpp"
 
 namespace runpatch::check_rules_nix {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "runpatch/check.hpp"
-#include "runpatch/resolve.hpp"
+#include "runpatch/policy/check.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch::check_rules_nix {
 

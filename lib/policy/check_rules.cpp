@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "runpatch/check.hpp"
+#include "runpatch/policy/check.hpp"
 
 namespace runpatch {
 

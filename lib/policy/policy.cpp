@@ -1,11 +1,11 @@
-#include "runpatch/policy.hpp"
+#include "runpatch/policy/policy.hpp"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "runpatch/cuda.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/cuda/cuda.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 
 namespace runpatch {
 

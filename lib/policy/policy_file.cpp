@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "runpatch/policy.hpp"
+#include "runpatch/policy/policy.hpp"
 
 namespace runpatch {
 

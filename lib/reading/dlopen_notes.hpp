@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reading/notes.hpp"
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {
 

@@ -1,4 +1,4 @@
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "reading/file_reader.hpp"
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {
 

@@ -18,8 +18,8 @@
 #include <cstring>
 
 #include "reading/file_reader.hpp"
-#include "runpatch/elf_types.hpp"
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/elf_types.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

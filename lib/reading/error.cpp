@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

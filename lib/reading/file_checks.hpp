@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

@@ -1,4 +1,4 @@
-#include "runpatch/loader_paths.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 
 namespace runpatch {
 

@@ -1,4 +1,4 @@
-#include "runpatch/mapped_file.hpp"
+#include "runpatch/reading/mapped_file.hpp"
 
 #include "reading/file_checks.hpp"
 

@@ -1,8 +1,8 @@
 // Human names for ELF enumerations; unknown values print as numbers.
 #include <fmt/format.h>
 
-#include "runpatch/elf_info.hpp"
-#include "runpatch/elf_types.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/elf_types.hpp"
 
 namespace runpatch {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runpatch/resolution_cache_format.hpp"
+#include "runpatch/reading/resolution_cache_format.hpp"
 
 namespace runpatch {
 

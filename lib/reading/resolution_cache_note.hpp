@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "reading/notes.hpp"
-#include "runpatch/resolution_cache_format.hpp"
+#include "runpatch/reading/resolution_cache_format.hpp"
 
 namespace runpatch {
 

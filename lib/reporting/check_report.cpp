@@ -3,7 +3,8 @@
 #include <filesystem>
 #include <map>
 
-#include "runpatch/report.hpp"
+#include "runpatch/reporting/tree_report.hpp"
+#include "runpatch/reporting/check_report.hpp"
 
 namespace runpatch {
 

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "runpatch/report.hpp"
+#include "runpatch/reporting/doctor_report.hpp"
 
 namespace runpatch {
 

@@ -1,9 +1,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "runpatch/elf_types.hpp"
-#include "runpatch/report.hpp"
-#include "runpatch/resolution_cache.hpp"
+#include "runpatch/reading/elf_types.hpp"
+#include "runpatch/reporting/elf_info_report.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
 
 namespace runpatch {
 

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "runpatch/report.hpp"
+#include "runpatch/reporting/open_attempts_report.hpp"
 
 namespace runpatch {
 

@@ -2,7 +2,7 @@
 
 #include <iterator>
 
-#include "runpatch/report.hpp"
+#include "runpatch/reporting/tree_report.hpp"
 
 namespace runpatch {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <memory>
 
-#include "runpatch/resolve.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
 

@@ -1,4 +1,4 @@
-#include "runpatch/ld_so_cache.hpp"
+#include "runpatch/resolving/ld_so_cache.hpp"
 
 #include <fmt/format.h>
 #include <glob.h>

@@ -14,7 +14,7 @@
 
 #include "resolving/loader_pick.hpp"
 #include "resolving/machine_defaults.hpp"
-#include "runpatch/loader_paths.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 
 namespace runpatch {
 

@@ -1,6 +1,6 @@
 #include "resolving/machine_defaults.hpp"
 
-#include "runpatch/elf_types.hpp"
+#include "runpatch/reading/elf_types.hpp"
 
 namespace runpatch {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {
 

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/resolution_cache.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
 
 namespace runpatch {
 

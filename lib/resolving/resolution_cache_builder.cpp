@@ -4,9 +4,9 @@
 
 #include <map>
 
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/resolution_cache.hpp"
-#include "runpatch/resolve.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
 

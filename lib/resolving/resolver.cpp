@@ -14,11 +14,11 @@
 
 #include "resolving/loader_pick.hpp"
 #include "resolving/machine_defaults.hpp"
-#include "runpatch/cuda.hpp"
-#include "runpatch/elf_types.hpp"
-#include "runpatch/ld_so_cache.hpp"
-#include "runpatch/loader_paths.hpp"
-#include "runpatch/resolve.hpp"
+#include "runpatch/cuda/cuda.hpp"
+#include "runpatch/reading/elf_types.hpp"
+#include "runpatch/resolving/ld_so_cache.hpp"
+#include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
 

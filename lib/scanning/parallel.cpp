@@ -1,7 +1,7 @@
 #include <atomic>
 #include <thread>
 
-#include "runpatch/scan.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 

@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "reading/file_checks.hpp"
-#include "runpatch/mapped_file.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/reading/mapped_file.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 

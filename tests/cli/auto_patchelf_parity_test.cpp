@@ -11,10 +11,10 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/elf_info.hpp"
-#include "runpatch/header_edit.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/editing/header_edit.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

@@ -5,9 +5,9 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/auto_patchelf.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/policy/auto_patchelf.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

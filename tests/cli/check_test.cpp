@@ -9,11 +9,11 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/check.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/policy.hpp"
-#include "runpatch/report.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/policy/check.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/policy/policy.hpp"
+#include "runpatch/reporting/check_report.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

@@ -8,8 +8,8 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/elf_info.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

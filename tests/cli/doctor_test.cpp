@@ -6,9 +6,9 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/doctor.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/diagnosing/doctor.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

@@ -9,7 +9,7 @@
 #include "fixtures.hpp"
 #include "malformed_corpus.hpp"
 #include "process.hpp"
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

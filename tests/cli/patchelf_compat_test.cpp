@@ -7,7 +7,7 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "readelf_oracle.hpp"
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 #include "synthetic_elf.hpp"
 
 #include <fstream>

@@ -10,8 +10,8 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/check.hpp"
-#include "runpatch/report.hpp"
+#include "runpatch/policy/check.hpp"
+#include "runpatch/reporting/check_report.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

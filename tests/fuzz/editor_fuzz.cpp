@@ -12,9 +12,9 @@
 #include "editing/edit_planner.hpp"
 #include "editing/edit_verifier.hpp"
 #include "reading/elf_dispatch.hpp"
-#include "runpatch/elf_info.hpp"
-#include "runpatch/resolution_cache.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "runpatch/ld_so_cache.hpp"
+#include "runpatch/resolving/ld_so_cache.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> bytes(data, size);

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "runpatch/policy.hpp"
+#include "runpatch/policy/policy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "runpatch/elf_info.hpp"
-#include "runpatch/report.hpp"
-#include "runpatch/resolve.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reporting/elf_info_report.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace {
 

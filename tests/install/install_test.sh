@@ -13,7 +13,7 @@ expected='$ORIGIN/lib'
 fail=0
 
 for f in bin/runpatch bin/runpatch-patchelf bin/auto-patchelf lib/librunpatch.a lib/pkgconfig/runpatch.pc \
-         lib/cmake/runpatch/runpatchConfig.cmake include/runpatch/elf_info.hpp share/runpatch/hooks/add-driver-runpath.sh; do
+         lib/cmake/runpatch/runpatchConfig.cmake include/runpatch/reading/elf_info.hpp share/runpatch/hooks/add-driver-runpath.sh; do
   [[ -e $prefix/$f ]] || { echo "missing after install: $f"; fail=1; }
 done
 for tool in runpatch runpatch-patchelf auto-patchelf; do

@@ -22,9 +22,9 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/elf_info.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

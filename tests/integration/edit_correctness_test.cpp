@@ -12,8 +12,8 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "readelf_oracle.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

@@ -3,7 +3,7 @@
 
 #include "fixtures.hpp"
 #include "oracle_compare.hpp"
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "loader_listing.hpp"
 #include "process.hpp"
-#include "runpatch/resolve.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/resolving/resolve.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 namespace {

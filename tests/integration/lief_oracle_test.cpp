@@ -4,7 +4,7 @@
 #include <LIEF/ELF.hpp>
 
 #include "fixtures.hpp"
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {
 namespace {

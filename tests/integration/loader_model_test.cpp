@@ -15,10 +15,10 @@
 #include "fixtures.hpp"
 #include "loader_listing.hpp"
 #include "process.hpp"
-#include "runpatch/check.hpp"
-#include "runpatch/ld_so_cache.hpp"
-#include "runpatch/resolve.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/policy/check.hpp"
+#include "runpatch/resolving/ld_so_cache.hpp"
+#include "runpatch/resolving/resolve.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
-#include "runpatch/policy.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/policy/policy.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

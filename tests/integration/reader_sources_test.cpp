@@ -7,10 +7,10 @@
 
 #include "fixtures.hpp"
 #include "malformed_corpus.hpp"
-#include "runpatch/elf_info.hpp"
-#include "runpatch/mapped_file.hpp"
-#include "runpatch/report.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/mapped_file.hpp"
+#include "runpatch/reporting/elf_info_report.hpp"
+#include "runpatch/scanning/scan.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

@@ -15,7 +15,7 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/edit.hpp"
+#include "runpatch/editing/edit.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

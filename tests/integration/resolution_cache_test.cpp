@@ -10,9 +10,9 @@
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "synthetic_elf.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/resolution_cache.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 
 namespace runpatch {
 namespace {

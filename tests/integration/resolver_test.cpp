@@ -5,10 +5,10 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/ld_so_cache.hpp"
-#include "runpatch/resolve.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/resolving/ld_so_cache.hpp"
+#include "runpatch/resolving/resolve.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

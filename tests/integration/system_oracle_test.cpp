@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "oracle_compare.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
 namespace {

@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "runpatch/resolve.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch::test {
 

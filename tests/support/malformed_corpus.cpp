@@ -1,6 +1,6 @@
 #include "malformed_corpus.hpp"
 
-#include "runpatch/elf_types.hpp"
+#include "runpatch/reading/elf_types.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch::test {

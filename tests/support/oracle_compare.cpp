@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "readelf_oracle.hpp"
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch::test {
 

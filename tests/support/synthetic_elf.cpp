@@ -4,7 +4,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "runpatch/elf_types.hpp"
+#include "runpatch/reading/elf_types.hpp"
 
 namespace runpatch::test {
 

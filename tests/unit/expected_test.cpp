@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 namespace {

@@ -2,7 +2,7 @@
 // Expected values are the rows of jetpack-nixos' "CUDA Version Mapping" table.
 #include <gtest/gtest.h>
 
-#include "runpatch/l4t_versions.hpp"
+#include "runpatch/cuda/l4t_versions.hpp"
 
 namespace runpatch {
 namespace {

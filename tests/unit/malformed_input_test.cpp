@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "runpatch/elf_info.hpp"
-#include "runpatch/elf_types.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/elf_types.hpp"
 #include "malformed_corpus.hpp"
 #include "synthetic_elf.hpp"
 

@@ -2,7 +2,7 @@
 // independence and filters, on runpath strings.
 #include <gtest/gtest.h>
 
-#include "runpatch/policy.hpp"
+#include "runpatch/policy/policy.hpp"
 
 namespace runpatch {
 namespace {

@@ -1,8 +1,8 @@
 // The reader on in-memory images of every class and byte order.
 #include <gtest/gtest.h>
 
-#include "runpatch/elf_info.hpp"
-#include "runpatch/elf_types.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/elf_types.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "fixtures.hpp"
-#include "runpatch/resolution_cache.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
 
 namespace runpatch {
 namespace {

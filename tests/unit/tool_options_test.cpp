@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "runpatch/auto_patchelf.hpp"
-#include "runpatch/check.hpp"
+#include "runpatch/policy/auto_patchelf.hpp"
+#include "runpatch/policy/check.hpp"
 #include "fixtures.hpp"
 
 namespace runpatch {

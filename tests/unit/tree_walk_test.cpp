@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/scanning/scan.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {

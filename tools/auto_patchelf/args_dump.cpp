@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "auto_patchelf_args.hpp"
-#include "runpatch/auto_patchelf.hpp"
+#include "runpatch/policy/auto_patchelf.hpp"
 
 namespace runpatch::cli {
 

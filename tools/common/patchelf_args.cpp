@@ -12,7 +12,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 
 namespace runpatch::cli {
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "runpatch/edit.hpp"
-#include "runpatch/header_edit.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/header_edit.hpp"
 
 namespace runpatch::cli {
 

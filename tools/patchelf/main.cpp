@@ -15,11 +15,11 @@
 #include "../common/exit_codes.hpp"
 #include "../common/log.hpp"
 #include "../common/patchelf_args.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/elf_types.hpp"
-#include "runpatch/header_edit.hpp"
-#include "runpatch/mapped_file.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/reading/elf_types.hpp"
+#include "runpatch/editing/header_edit.hpp"
+#include "runpatch/reading/mapped_file.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "../common/log.hpp"
 #include "../common/patchelf_args.hpp"
 #include "command.hpp"
-#include "runpatch/auto_patchelf.hpp"
+#include "runpatch/policy/auto_patchelf.hpp"
 
 namespace runpatch::cli {
 

@@ -5,7 +5,7 @@
 #include "command.hpp"
 #include "console.hpp"
 #include "output_file.hpp"
-#include "runpatch/report.hpp"
+#include "runpatch/reporting/check_report.hpp"
 #include "search_options.hpp"
 
 namespace runpatch::cli {

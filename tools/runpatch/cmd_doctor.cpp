@@ -3,8 +3,8 @@
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
-#include "runpatch/report.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/reporting/doctor_report.hpp"
+#include "runpatch/scanning/scan.hpp"
 #include "search_options.hpp"
 
 namespace runpatch::cli {

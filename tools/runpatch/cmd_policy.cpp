@@ -4,7 +4,7 @@
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
-#include "runpatch/policy.hpp"
+#include "runpatch/policy/policy.hpp"
 
 namespace runpatch::cli {
 

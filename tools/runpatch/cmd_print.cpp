@@ -5,8 +5,8 @@
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
-#include "runpatch/elf_info.hpp"
-#include "runpatch/report.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reporting/elf_info_report.hpp"
 
 namespace runpatch::cli {
 

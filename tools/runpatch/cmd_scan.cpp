@@ -5,8 +5,8 @@
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
-#include "runpatch/report.hpp"
-#include "runpatch/scan.hpp"
+#include "runpatch/reporting/elf_info_report.hpp"
+#include "runpatch/scanning/scan.hpp"
 
 namespace runpatch::cli {
 

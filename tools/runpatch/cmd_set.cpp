@@ -7,9 +7,9 @@
 #include "../common/patchelf_args.hpp"
 #include "command.hpp"
 #include "console.hpp"
-#include "runpatch/edit.hpp"
-#include "runpatch/header_edit.hpp"
-#include "runpatch/runpath_ops.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/header_edit.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 
 namespace runpatch::cli {
 
@@ -73,7 +73,7 @@ struct SetOptions {
   bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false, atomic_copy = false;
   std::vector<std::string> add_needed, remove_needed, replace_needed;
   ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
-  // Fixed-size header fields (runpatch/header_edit.hpp).
+  // Fixed-size header fields (runpatch/editing/header_edit.hpp).
   std::optional<std::string> os_abi;
   bool execstack = false, no_execstack = false, no_default_lib = false;
   std::vector<std::string> clear_symbol_version;

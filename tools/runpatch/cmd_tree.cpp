@@ -3,9 +3,11 @@
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
-#include "runpatch/check.hpp"
-#include "runpatch/report.hpp"
-#include "runpatch/resolution_cache.hpp"
+#include "runpatch/policy/check.hpp"
+#include "runpatch/reporting/tree_report.hpp"
+#include "runpatch/reporting/check_report.hpp"
+#include "runpatch/reporting/open_attempts_report.hpp"
+#include "runpatch/resolving/resolution_cache.hpp"
 #include "search_options.hpp"
 
 namespace runpatch::cli {

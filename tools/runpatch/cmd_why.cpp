@@ -3,9 +3,10 @@
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
-#include "runpatch/check.hpp"
-#include "runpatch/diagnose.hpp"
-#include "runpatch/report.hpp"
+#include "runpatch/policy/check.hpp"
+#include "runpatch/diagnosing/diagnose.hpp"
+#include "runpatch/reporting/tree_report.hpp"
+#include "runpatch/reporting/check_report.hpp"
 #include "search_options.hpp"
 
 namespace runpatch::cli {

@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "../common/exit_codes.hpp"
-#include "runpatch/edit.hpp"
+#include "runpatch/editing/edit.hpp"
 
 namespace runpatch::cli {
 

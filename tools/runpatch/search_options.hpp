@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
-#include "runpatch/resolve.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch::cli {
 

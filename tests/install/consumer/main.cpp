@@ -1,7 +1,7 @@
 // A tiny consumer of the installed library: prints a file's runpath.
 #include <iostream>
 
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;

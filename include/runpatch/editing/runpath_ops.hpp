@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/edit.hpp"
-#include "runpatch/loader_paths.hpp"  // effective_runpath, split_runpath, join_runpath
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/reading/loader_paths.hpp"  // effective_runpath, split_runpath, join_runpath
 
 namespace runpatch {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/expected.hpp"
-#include "runpatch/l4t_versions.hpp"
-#include "runpatch/resolve.hpp"
+#include "runpatch/reading/expected.hpp"
+#include "runpatch/cuda/l4t_versions.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
 

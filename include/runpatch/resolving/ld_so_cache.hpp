@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runpatch/expected.hpp"
-#include "runpatch/mapped_file.hpp"
+#include "runpatch/reading/expected.hpp"
+#include "runpatch/reading/mapped_file.hpp"
 
 namespace runpatch {
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 
@@ -37,7 +37,7 @@ struct DlopenDependency {
   bool operator==(const DlopenDependency&) const = default;
 };
 
-// One pair of a resolution-cache note (runpatch/resolution_cache.hpp).
+// One pair of a resolution-cache note (runpatch/resolving/resolution_cache.hpp).
 struct ResolutionCacheEntry {
   std::string needed;
   std::vector<std::string> locations;  // each "=<path>" or "?<dir>", in runpath order

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runpatch/edit.hpp"
-#include "runpatch/expected.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/elf_info.hpp"
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

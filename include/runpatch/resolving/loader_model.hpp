@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runpatch/elf_info.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {
 

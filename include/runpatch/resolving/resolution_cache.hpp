@@ -1,5 +1,5 @@
 // What a file's resolution-cache note must say, found by looking at the
-// files its runpath names (the format: runpatch/resolution_cache_format.hpp).
+// files its runpath names (the format: runpatch/reading/resolution_cache_format.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "runpatch/elf_info.hpp"
-#include "runpatch/expected.hpp"
-#include "runpatch/resolution_cache_format.hpp"
-#include "runpatch/resolve.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/expected.hpp"
+#include "runpatch/reading/resolution_cache_format.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/resolve.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
 

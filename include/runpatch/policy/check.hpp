@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "runpatch/cuda.hpp"
-#include "runpatch/l4t_versions.hpp"
-#include "runpatch/resolve.hpp"
+#include "runpatch/cuda/cuda.hpp"
+#include "runpatch/cuda/l4t_versions.hpp"
+#include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
 

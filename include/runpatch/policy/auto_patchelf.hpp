@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "runpatch/header_edit.hpp"
-#include "runpatch/policy.hpp"
+#include "runpatch/editing/header_edit.hpp"
+#include "runpatch/policy/policy.hpp"
 
 namespace runpatch {
 

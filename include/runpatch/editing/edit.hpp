@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "runpatch/elf_info.hpp"
-#include "runpatch/expected.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 
@@ -29,7 +29,7 @@ struct RunpathChange {
 // Computes the new runpath from what the file holds now (read in the same pass).
 using RunpathUpdate = std::function<Expected<RunpathChange>(const ElfInfo& current)>;
 
-// What an edit does to the resolution-cache note (runpatch/resolution_cache.hpp).
+// What an edit does to the resolution-cache note (runpatch/resolving/resolution_cache.hpp).
 enum class ResolutionCacheMode {
   Refresh,  // a note the file has is rebuilt for the edited file: never left stale
   Write,    // written, or refreshed (runpatch --ldcache, patchelf --build-resolution-cache)

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/elf_info.hpp"
-#include "runpatch/expected.hpp"
-#include "runpatch/loader_model.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/expected.hpp"
+#include "runpatch/resolving/loader_model.hpp"
 
 namespace runpatch {
 
@@ -42,7 +42,7 @@ struct SearchEnvironment {
   bool every_candidate = false;
   // Emulate Nixpkgs' loader patch: a DT_NEEDED listed in the requesting
   // object's resolution-cache note is looked for at the note's locations
-  // instead of every DT_RUNPATH entry (runpatch/resolution_cache.hpp). A
+  // instead of every DT_RUNPATH entry (runpatch/resolving/resolution_cache.hpp). A
   // Nixpkgs glibc whose loader carries the patch reads the note regardless.
   bool use_resolution_cache = false;
 
