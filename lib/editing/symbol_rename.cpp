@@ -14,8 +14,8 @@ namespace runpatch {
 
 namespace {
 
-constexpr uint64_t DT_PLTRELSZ = 2, DT_RELASZ = 8, DT_RELAENT = 9, DT_RELSZ = 18, DT_RELENT = 19, DT_PLTREL = 20,
-                   DT_SYMTAB_SHNDX = 34, DT_MIPS_XHASH = 0x70000036;
+using elf::DT_PLTRELSZ, elf::DT_RELASZ, elf::DT_RELAENT, elf::DT_RELSZ, elf::DT_RELENT, elf::DT_PLTREL,
+    elf::DT_SYMTAB_SHNDX, elf::DT_MIPS_XHASH;
 
 template <class E>
 using Word = typename E::Word;

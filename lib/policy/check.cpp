@@ -12,6 +12,7 @@
 #include "policy/check_nix_rules.hpp"
 #include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/policy/check.hpp"
+#include "runpatch/reading/elf_types.hpp"
 #include "runpatch/resolving/resolution_cache.hpp"
 #include "runpatch/cuda/cuda.hpp"
 #include "runpatch/policy/policy.hpp"
@@ -200,7 +201,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
       report.problems.push_back(infos[i].error());
       continue;
     }
-    if (!infos[i]->has_dynamic || infos[i]->type == 1) continue;
+    if (!infos[i]->has_dynamic || infos[i]->type == elf::ET_REL) continue;
     dynamic.push_back(i);
     ++machines[{infos[i]->identity.elf_class, infos[i]->identity.machine}];
   }

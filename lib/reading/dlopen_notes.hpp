@@ -11,12 +11,10 @@
 
 namespace runpatch {
 
-inline constexpr uint32_t kNoteFdoDlopen = 0x407c0c0a;
-
 template <class E>
 void read_dlopen_notes(const ElfView<E>& view, ElfInfo& info) {
   for_each_note(view, [&](const NoteRef& note) {
-    if (note.type != kNoteFdoDlopen || !note_named(note, "FDO")) return;
+    if (note.type != elf::NT_FDO_DLOPEN_METADATA || !note_named(note, "FDO")) return;
     const char* desc = reinterpret_cast<const char*>(note.descriptor.data());
     std::string text(desc, strnlen(desc, note.descriptor.size()));
     auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

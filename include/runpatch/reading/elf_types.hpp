@@ -225,6 +225,9 @@ inline constexpr uint32_t PT_GNU_EH_FRAME = 0x6474e550, PT_GNU_STACK = 0x6474e55
                           PT_GNU_PROPERTY = 0x6474e553;
 inline constexpr uint32_t PF_X = 1, PF_W = 2, PF_R = 4;
 
+// n_type of the "FDO" dlopen-metadata note (systemd.io/ELF_DLOPEN_METADATA)
+inline constexpr uint32_t NT_FDO_DLOPEN_METADATA = 0x407c0c0a;
+
 // sh_type
 inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_DYNAMIC = 6, SHT_NOTE = 7,
                           SHT_NOBITS = 8, SHT_DYNSYM = 11, SHT_GNU_VERSYM = 0x6fffffff;
@@ -241,6 +244,9 @@ inline constexpr uint64_t DT_HASH = 4, DT_SYMTAB = 6, DT_RELA = 7, DT_SYMENT = 1
                           DT_VERDEFNUM = 0x6ffffffd, DT_VERNEED = 0x6ffffffe, DT_VERNEEDNUM = 0x6fffffff,
                           DT_CONFIG = 0x6ffffefa, DT_DEPAUDIT = 0x6ffffefb, DT_AUDIT = 0x6ffffefc,
                           DT_AUXILIARY = 0x7ffffffd, DT_USED = 0x7ffffffe, DT_FILTER = 0x7fffffff;
+// Relocation tables' sizes and kinds, and the tables a symbol index also indexes.
+inline constexpr uint64_t DT_PLTRELSZ = 2, DT_RELASZ = 8, DT_RELAENT = 9, DT_RELSZ = 18, DT_RELENT = 19, DT_PLTREL = 20,
+                          DT_SYMTAB_SHNDX = 34, DT_MIPS_XHASH = 0x70000036;
 // The tables the loader finds only through their dynamic entry (so an editor
 // may move one: a copy and a new address in its entry).
 inline constexpr uint64_t kTablesFoundThroughDynamic[] = {DT_GNU_HASH, DT_HASH,    DT_SYMTAB,
