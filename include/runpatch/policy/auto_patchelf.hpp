@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "runpatch/editing/header_edit.hpp"
+#include "runpatch/editing/edit.hpp"
 #include "runpatch/policy/policy.hpp"
 
 namespace runpatch {
