@@ -209,7 +209,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
                                    [](const auto& a, const auto& b) { return a.second < b.second; });
   std::vector<std::vector<Finding>> per_file(dynamic.size());
   std::vector<std::optional<LoaderModel>> loaders(dynamic.size());
-  // Sessions are not thread-safe but are worth sharing (parsed cache, headers):
+  // Sessions are not thread-safe but are worth sharing (mapped ld.so.cache, headers):
   // each worker borrows one from a pool.
   std::mutex pool_mutex;
   std::vector<std::unique_ptr<ResolutionSession>> pool;
