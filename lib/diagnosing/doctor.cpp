@@ -145,10 +145,11 @@ struct DoctorContext {
 
 namespace {
 
-LibcudaCandidate describe(const DoctorContext& ctx, const std::string& path, std::string rule) {
+LibcudaCandidate describe(const DoctorContext& ctx, const std::string& path, std::string rule, FoundVia via) {
   LibcudaCandidate c;
   c.path = path;
   c.rule = std::move(rule);
+  c.via = via;
   std::error_code ec;
   fs::path real = fs::canonical(ctx.host_path(path), ec);
   std::string name = ec ? basename_of(path) : real.filename().string();
@@ -179,10 +180,10 @@ void fill_candidates(const DoctorContext& ctx, const Resolution& r, LibcudaLoad&
   for (const auto& a : r.attempts)
     if (a.outcome == AttemptOutcome::Found) chosen_rule = a.rule;
   first_time(*r.path);
-  load.chosen = describe(ctx, *r.path, chosen_rule);
+  load.chosen = describe(ctx, *r.path, chosen_rule, r.via);
   for (const auto& a : r.attempts)
     if (a.outcome == AttemptOutcome::AlsoFound && first_time(a.path))
-      load.shadowed.push_back(describe(ctx, a.path, a.rule));
+      load.shadowed.push_back(describe(ctx, a.path, a.rule, a.via));
 }
 
 // A GPU kernel driver runs here: the nvidia module (its version is known), or L4T's nvgpu.
@@ -219,7 +220,7 @@ void judge(const DoctorContext& ctx, LibcudaLoad& load) {
     return;
   }
   const LibcudaCandidate& c = *load.chosen;
-  bool via_llp = c.rule == "LD_LIBRARY_PATH";
+  bool via_llp = c.via == FoundVia::LdLibraryPath;
   if (c.stub) {
     load.verdict = DoctorVerdict::StubLibcuda;
     load.explanation = c.path + " is the CUDA toolkit's link-time stub; every CUDA call fails";

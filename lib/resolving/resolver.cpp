@@ -513,7 +513,7 @@ class Resolver {
 
   bool probe(const std::string& path, const Rule& rule, Resolution& r) {
     auto attempt = [&](AttemptOutcome outcome, std::string detail = {}) {
-      if (env_.record_attempts) r.attempts.push_back({path, outcome, rule.text(), std::move(detail)});
+      if (env_.record_attempts) r.attempts.push_back({path, outcome, rule.text(), std::move(detail), rule.via});
     };
     std::string host = host_path(path);
     const auto& st = state_.stat_of(host);

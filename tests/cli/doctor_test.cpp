@@ -165,7 +165,15 @@ TEST_F(Doctor, StubChosen) {
   EXPECT_EQ(status, 1);
   EXPECT_EQ(load["verdict"], "stub-libcuda");
   EXPECT_EQ(load["chosen"]["stub"], true);
+  EXPECT_NE(load["fix"].get<std::string>().find("from the runpath"), std::string::npos) << load["fix"];
   EXPECT_EQ(run(prog_), "libcuda: stub\n");
+  // The same stub reached through LD_LIBRARY_PATH: the fix names the variable, not the runpath.
+  set_runpath(cudart_, driver_dir());
+  auto [via_variable, status2] = doctor(prog_, (root_ / "pkg/lib/stubs").string());
+  EXPECT_EQ(status2, 1);
+  EXPECT_EQ(via_variable["verdict"], "stub-libcuda");
+  EXPECT_EQ(via_variable["fix"], "remove the stubs directory from LD_LIBRARY_PATH");
+  EXPECT_EQ(run(prog_, (root_ / "pkg/lib/stubs").string()), "libcuda: stub\n");
 }
 
 TEST_F(Doctor, NoKernelDriver) {

@@ -53,6 +53,7 @@ DriverFacts read_driver_facts(const std::filesystem::path& proc_root = "/");
 struct LibcudaCandidate {
   std::string path;                    // as the loader sees it
   std::string rule;                    // where the search meets it: "runpath of X", "LD_LIBRARY_PATH", ...
+  FoundVia via = FoundVia::NotFound;   // that search step, for code
   std::optional<std::string> version;  // from libcuda.so.<version> behind the link, else from inside the file
   bool compat = false;                 // a cuda_compat (forward-compatibility) copy
   bool stub = false;                   // the toolkit's link-time stub

@@ -78,8 +78,9 @@ enum class AttemptOutcome {
 struct SearchAttempt {
   std::string path;  // as the loader would open it
   AttemptOutcome outcome = AttemptOutcome::NoSuchFile;
-  std::string rule;    // e.g. "runpath of /usr/bin/foo"
-  std::string detail;  // why, for NotLoadable and WrongClassOrMachine (and "(musl stops here)")
+  std::string rule;                   // for people, e.g. "runpath of /usr/bin/foo"
+  std::string detail;                 // why, for NotLoadable and WrongClassOrMachine (and "(musl stops here)")
+  FoundVia via = FoundVia::NotFound;  // for code: the search step that made the attempt
 
   // For people: "found", "also found", "no such file", "not loadable: <detail>",
   // "wrong class or machine: <detail>".
