@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 
@@ -44,6 +45,10 @@ std::optional<std::string> nix_support_value(const std::filesystem::path& path) 
 void use_nix_bintools(AutoPatchelfOptions& options, const std::filesystem::path& bintools) {
   if (!options.interpreter) options.interpreter = nix_support_value(bintools / "nix-support/dynamic-linker");
   if (auto libc = nix_support_value(bintools / "nix-support/orig-libc")) options.libc_dir = *libc + "/lib";
+}
+
+void use_nix_bintools(AutoPatchelfOptions& options) {
+  if (const char* bintools = std::getenv("NIX_BINTOOLS")) use_nix_bintools(options, bintools);
 }
 
 namespace {

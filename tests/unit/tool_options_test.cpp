@@ -86,6 +86,20 @@ TEST(NixBintools, InterpreterAndLibcFromNixSupport) {
   EXPECT_EQ(given.interpreter, "/lib/ld.so");
 }
 
+TEST(NixBintools, TheWrapperNixBintoolsNames) {
+  auto dir = test::scratch_dir("nix_bintools_env");
+  std::filesystem::create_directories(dir / "nix-support");
+  std::ofstream(dir / "nix-support/dynamic-linker") << "/lib/ld-from-env.so\n";
+  ScopedEnv bintools("NIX_BINTOOLS", dir.c_str());
+  AutoPatchelfOptions options;
+  use_nix_bintools(options);
+  EXPECT_EQ(options.interpreter, "/lib/ld-from-env.so");
+  ScopedEnv unset("NIX_BINTOOLS", nullptr);
+  AutoPatchelfOptions without;
+  use_nix_bintools(without);
+  EXPECT_FALSE(without.interpreter);
+}
+
 TEST(NixBintools, MissingFilesLeaveOptionsAlone) {
   AutoPatchelfOptions options;
   use_nix_bintools(options, test::scratch_dir("nix_bintools_empty"));

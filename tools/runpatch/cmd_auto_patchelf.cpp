@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <variant>
 
 #include "../auto_patchelf/auto_patchelf_args.hpp"
@@ -37,7 +36,7 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
   o.dry_run = a.dry_run;
   o.in_place = a.in_place;
   o.interpreter = a.interpreter;
-  if (const char* bintools = std::getenv("NIX_BINTOOLS")) use_nix_bintools(o, bintools);
+  use_nix_bintools(o);  // $NIX_BINTOOLS, as the hook sets it
   if (!a.extra_args.empty()) {
     auto extra = parse_patchelf_arguments(a.extra_args);
     if (!extra) return "argument --extra-args: " + extra.error().what;

@@ -75,6 +75,8 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& options);
 // one was given; nix-support/orig-libc + "/lib" the libc directory. A file
 // that is missing or empty leaves its option as it was.
 void use_nix_bintools(AutoPatchelfOptions& options, const std::filesystem::path& bintools);
+// The same for the wrapper $NIX_BINTOOLS names (the hook's environment); nothing when it is unset.
+void use_nix_bintools(AutoPatchelfOptions& options);
 
 // How Python's pathlib writes a path (PurePosixPath(text).as_posix()): the
 // script prints and compares paths in this form.
