@@ -1,6 +1,13 @@
 #include "runpatch/reading/loader_paths.hpp"
 
+#include <algorithm>
+
 namespace runpatch {
+
+bool has_empty_runpath_entry(const std::string& value) {
+  auto entries = split_runpath(value);
+  return value.empty() || std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
+}
 
 std::vector<std::string> split_runpath(const std::string& runpath) {
   std::vector<std::string> entries;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "runpatch/policy/policy.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 
 namespace runpatch {
 namespace {
@@ -19,6 +20,12 @@ RunpathPolicy compat_policy() {
   RunpathPolicy p;
   p.compat_dirs = {kCompat};
   return p;
+}
+
+TEST(RunpathText, EmptyEntriesAreTheCurrentDirectory) {
+  for (const char* value : {"", ":", "a::b", ":a", "a:"}) EXPECT_TRUE(has_empty_runpath_entry(value)) << value;
+  for (const char* value : {"a", "a:b", "$ORIGIN/../lib:/run/opengl-driver/lib"})
+    EXPECT_FALSE(has_empty_runpath_entry(value)) << value;
 }
 
 TEST(Policy, LayersInOrder) {

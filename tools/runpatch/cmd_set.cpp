@@ -39,13 +39,8 @@ std::string planned_changes(const ElfInfo& before, const EditRequest& request) {
   return out;
 }
 
-// To ld.so an empty runpath entry is the current directory, wherever the program runs.
 void warn_about_empty_entries(const std::optional<std::string>& value, const char* option) {
-  if (!value) return;
-  auto entries = split_runpath(*value);
-  bool empty_entry =
-      value->empty() || std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
-  if (empty_entry)
+  if (value && has_empty_runpath_entry(*value))
     log_warning("warning: {} '{}' holds an empty entry, which ld.so searches as the current directory{}", option,
                 *value, value->empty() ? " (to remove the runpath, use --remove-runpath)" : "");
 }

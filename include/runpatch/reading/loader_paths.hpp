@@ -38,6 +38,9 @@ inline std::filesystem::path under_root(const std::filesystem::path& root, const
 // empty string is no entry, "a::b" has an empty middle entry.
 std::vector<std::string> split_runpath(const std::string& runpath);
 std::string join_runpath(const std::vector<std::string>& entries);
+// Whether a runpath written as value holds an empty entry ("", "a::b", ":a",
+// "a:"), which ld.so searches as the current directory wherever the program runs.
+bool has_empty_runpath_entry(const std::string& value);
 
 // The runpath the loader would use: DT_RUNPATH, else DT_RPATH, else "".
 std::string effective_runpath(const ElfInfo& info);
