@@ -10,37 +10,7 @@ namespace {
 
 template <class E>
 class SegmentAppender : PlanContext<E> {
-  using Ctx = PlanContext<E>;
-  using Ctx::add_interp_write;
-  using Ctx::add_symbol_rename_writes;
-  using Ctx::add_version_need_writes;
-  using Ctx::append_description;
-  using Ctx::copy_range;
-  using Ctx::covers;
-  using Ctx::dynamic_vaddr;
-  using Ctx::info_;
-  using Ctx::interp_changed_;
-  using Ctx::interp_needs_room_;
-  using Ctx::kMinPage;
-  using Ctx::kSpareDynamicSlots;
-  using Ctx::kStringSlack;
-  using Ctx::model_;
-  using Ctx::new_interp_;
-  using Ctx::note_;
-  using Ctx::options_;
-  using Ctx::page_size;
-  using Ctx::renamer_;
-  using Ctx::serialize_dynamic;
-  using Ctx::stack_entry_wanted_;
-  using Ctx::symbol_name_offsets_;
-  using Ctx::table_;
-  using Ctx::verneed_updates_;
-  using Ctx::view_;
-  using Ctx::warnings_;
-  using typename Ctx::Dyn;
-  using typename Ctx::Ehdr;
-  using typename Ctx::Phdr;
-  using typename Ctx::Shdr;
+  RUNPATCH_USE_PLAN_CONTEXT
 
   static constexpr uint64_t kMaxHole = uint64_t(1) << 30;
 

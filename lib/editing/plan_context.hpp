@@ -135,3 +135,44 @@ struct PlanContext {
 };
 
 }  // namespace runpatch
+
+// What a planner derived from PlanContext<E> names without this->: a class
+// template does not see the members of a dependent base otherwise. One list
+// for both planners (edit_planner.cpp, appended_segment.cpp).
+#define RUNPATCH_USE_PLAN_CONTEXT      \
+  using Ctx = PlanContext<E>;          \
+  using Ctx::add_interp_write;         \
+  using Ctx::add_symbol_rename_writes; \
+  using Ctx::add_version_need_writes;  \
+  using Ctx::append_description;       \
+  using Ctx::copy_range;               \
+  using Ctx::covers;                   \
+  using Ctx::dynamic_vaddr;            \
+  using Ctx::info_;                    \
+  using Ctx::interp_changed_;          \
+  using Ctx::interp_needs_room_;       \
+  using Ctx::interp_phdr_;             \
+  using Ctx::kMaxLoadAlign;            \
+  using Ctx::kMinPage;                 \
+  using Ctx::kSpareDynamicSlots;       \
+  using Ctx::kStringSlack;             \
+  using Ctx::model_;                   \
+  using Ctx::new_interp_;              \
+  using Ctx::note_;                    \
+  using Ctx::options_;                 \
+  using Ctx::original_;                \
+  using Ctx::page_size;                \
+  using Ctx::phdr_bytes;               \
+  using Ctx::phdr_offset;              \
+  using Ctx::renamer_;                 \
+  using Ctx::serialize_dynamic;        \
+  using Ctx::stack_entry_wanted_;      \
+  using Ctx::symbol_name_offsets_;     \
+  using Ctx::table_;                   \
+  using Ctx::verneed_updates_;         \
+  using Ctx::view_;                    \
+  using Ctx::warnings_;                \
+  using typename Ctx::Dyn;             \
+  using typename Ctx::Ehdr;            \
+  using typename Ctx::Phdr;            \
+  using typename Ctx::Shdr;
