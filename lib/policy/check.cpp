@@ -25,6 +25,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A finding at its rule's severity unless one is given.
+Finding make_finding(CheckRule rule, std::string file, std::string message,
+                     std::optional<Severity> severity = std::nullopt) {
+  return {rule, severity.value_or(rule_info(rule).severity), std::move(file), std::move(message)};
+}
+
 class Checker {
  public:
   Checker(const CheckOptions& o, ResolutionSession& session) : o_(o), session_(session) {}

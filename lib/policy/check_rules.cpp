@@ -12,10 +12,6 @@ std::optional<CheckRule> find_check_rule(std::string_view id) {
   return std::nullopt;
 }
 
-Finding make_finding(CheckRule rule, std::string file, std::string message, std::optional<Severity> severity) {
-  return {rule, severity.value_or(rule_info(rule).severity), std::move(file), std::move(message)};
-}
-
 Status disable_check_rules(CheckOptions& options, const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     auto rule = find_check_rule(id);

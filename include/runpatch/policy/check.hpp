@@ -119,9 +119,6 @@ struct Finding {
   std::string message;
   std::string_view rule_id() const { return rule_info(rule).id; }
 };
-// A finding at its rule's severity unless one is given.
-Finding make_finding(CheckRule rule, std::string file, std::string message,
-                     std::optional<Severity> severity = std::nullopt);
 
 struct CheckOptions {
   SearchEnvironment env;                        // how dependencies resolve
