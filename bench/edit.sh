@@ -34,10 +34,14 @@ for lib in "${libs[@]}"; do
   read -r inplace inplace_rss < <(measure "$runpatch" set --in-place --runpath "$runpath")
   read -r atomic atomic_rss < <(measure "$runpatch" set --atomic-copy --runpath "$runpath")
   read -r theirs theirs_rss < <(measure patchelf --set-rpath "$runpath")
-  cp "$lib" "$work/copy.so"
-  how=$("$runpatch" set --dry-run --runpath "$runpath" "$work/copy.so" 2>&1 | head -n 1 | sed 's/^[^:]*: //')
   echo "file: $lib ($(stat -c %s "$lib") bytes)"
-  echo "  default layout: $how"
+  # The path each mode takes, as runpatch says it: one write into the file,
+  # a staged commit into it, or an edited copy renamed over it.
+  for mode in "" --in-place --atomic-copy; do
+    cp "$lib" "$work/copy.so"
+    how=$("$runpatch" set $mode --runpath "$runpath" "$work/copy.so" 2>&1 | head -n 1 | sed 's/^[^:]*: //')
+    echo "  path ${mode:-(default)}: $how"
+  done
   echo "  runpatch set --runpath (default):   ${default} ms, peak RSS ${default_rss} KB"
   echo "  runpatch set --in-place --runpath:  ${inplace} ms, peak RSS ${inplace_rss} KB"
   echo "  runpatch set --atomic-copy:         ${atomic} ms, peak RSS ${atomic_rss} KB"

@@ -9,8 +9,11 @@
 #            patchelf's column is its plain prepend: it has no such note)
 # Both tools run in their default mode (no --in-place). Prints per edit the
 # totals, how many files runpatch grows no more than patchelf, the worst file,
-# and whether runpatch ever grows a file by more than its new bytes + 4096
-# (the new bytes are what `runpatch set` reports as written past the old end).
+# whether runpatch ever grows a file by more than the bytes it writes + 4096,
+# and which path each of runpatch's edits took, by default and with
+# --in-place: one write into the file (the edit fit the existing tables), a
+# staged commit into the file, or an edited copy renamed over it (what
+# `runpatch set` says of each file).
 # Usage: bench/growth.sh [CUDA_DIR] [SYSTEM_LIBS_LIMIT]
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -33,9 +36,21 @@ while IFS= read -r -d '' f; do
 done < <(find /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -name 'lib*.so*' -print0 | sort -z)
 
 runpath_300=/nix/store/$(printf 'x%.0s' $(seq 1 250))/lib:/run/opengl-driver/lib
-printf '%-8s %6s %14s %14s %10s %8s  %s\n' edit files runpatch patchelf '<=patchelf' over+4k worst
+# path_of LINE: which way `runpatch set` says it wrote the file.
+path_of() {
+  case $1 in
+    *"an edited copy replaced the file"*) echo copy ;;
+    *"(staged commit)"*) echo staged ;;
+    *"written into the file"*) echo one-write ;;
+    *) echo other ;;
+  esac
+}
+
+printf '%-8s %6s %14s %14s %10s %8s  %-18s %-26s %s\n' edit files runpatch patchelf '<=patchelf' over+4k \
+  'default: 1w/copy' '--in-place: 1w/staged/copy' worst
 for edit in prepend set300 ldcache; do
   total_ours=0 total_theirs=0 no_worse=0 over=0 n=0 worst=0 worst_file=-
+  declare -A paths=()
   for f in "${files[@]}"; do
     old_size=$(stat -c %s "$f")
     old_rpath=$(patchelf --print-rpath "$f" 2>/dev/null) || continue
@@ -48,14 +63,21 @@ for edit in prepend set300 ldcache; do
     [[ $edit == ldcache ]] && flags+=(--ldcache)
     line=$("$runpatch" set "${flags[@]}" "$work/ours" 2>/dev/null) || continue
     patchelf --set-rpath "$new_rpath" "$work/theirs" 2>/dev/null || continue
+    cp "$f" "$work/in-place"
+    in_place_line=$("$runpatch" set --in-place "${flags[@]}" "$work/in-place" 2>/dev/null) || in_place_line=failed
+    paths[default-$(path_of "$line")]=$(( ${paths[default-$(path_of "$line")]:-0} + 1 ))
+    paths[in-place-$(path_of "$in_place_line")]=$(( ${paths[in-place-$(path_of "$in_place_line")]:-0} + 1 ))
     ours=$(( $(stat -c %s "$work/ours") - old_size ))
     theirs=$(( $(stat -c %s "$work/theirs") - old_size ))
     n=$((n + 1)); total_ours=$((total_ours + ours)); total_theirs=$((total_theirs + theirs))
     [[ $ours -le $theirs ]] && no_worse=$((no_worse + 1))
-    written=$("$runpatch" set --dry-run "${flags[@]}" "$f" 2>/dev/null | sed -n 's/.*bytes, +[0-9]* (\([0-9]*\) written)$/\1/p')
+    written=$(sed -n 's/.*bytes, [-+][0-9]* (\([0-9]*\) bytes written)$/\1/p' <<<"$line")
     [[ -n $written && $ours -gt $((written + 4096)) ]] && over=$((over + 1))
     if [[ $((ours - theirs)) -gt $worst ]]; then worst=$((ours - theirs)); worst_file="$f (+$ours vs +$theirs)"; fi
   done
-  printf '%-8s %6d %14d %14d %9d%% %8d  %s\n' "$edit" "$n" "$total_ours" "$total_theirs" \
-    $((n ? no_worse * 100 / n : 0)) "$over" "$worst_file"
+  printf '%-8s %6d %14d %14d %9d%% %8d  %-18s %-26s %s\n' "$edit" "$n" "$total_ours" "$total_theirs" \
+    $((n ? no_worse * 100 / n : 0)) "$over" \
+    "${paths[default-one-write]:-0}/${paths[default-copy]:-0}" \
+    "${paths[in-place-one-write]:-0}/${paths[in-place-staged]:-0}/${paths[in-place-copy]:-0}" "$worst_file"
+  unset paths
 done

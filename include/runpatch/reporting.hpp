@@ -6,3 +6,4 @@
 #include "runpatch/reporting/elf_info_report.hpp"
 #include "runpatch/reporting/open_attempts_report.hpp"
 #include "runpatch/reporting/tree_report.hpp"
+#include "runpatch/reporting/utf8.hpp"

@@ -93,49 +93,27 @@ class SegmentAppender : PlanContext<E> {
         ++reused;
       }
       if (reused > 0 && layout_description_.empty()) layout_description_ = slot_description;
-      // Committed by the ELF header alone, the old table stays as running processes read it.
-      if (reused < wanted || options_.commit_in_elf_header) {
-        if (!options_.commit_in_elf_header && evacuate_after_table(phoff + table_size, wanted - reused, replaced_note_,
-                                                                   carried_, evacuated_interp, with_dynamic_)) {
+      if (reused < wanted) {
+        size_t entries = wanted - reused;
+        room_for_patchelf_ = evacuate_after_table(phoff + table_size, entries, room_for_a_later_patchelf(),
+                                                  replaced_note_, carried_, evacuated_interp, with_dynamic_);
+        bool evacuated = room_for_patchelf_ || evacuate_after_table(phoff + table_size, entries, 0, replaced_note_,
+                                                                    carried_, evacuated_interp, with_dynamic_);
+        if (evacuated) {
           grow_in_place_ = true;
           append_description(
               layout_description_,
               "moved what followed the program headers (interpreter, notes, dynamic tables) into the new segment");
         } else {
           move_phdrs_ = true;
-          if (!options_.commit_in_elf_header)
-            append_description(layout_description_, "moved the program header table into the new segment");
+          append_description(layout_description_, "moved the program header table into the new segment");
         }
       }
     }
-    if (options_.commit_in_elf_header && move_phdrs_) {
-      // The table moves past the new segment, where no PT_LOAD maps it: glibc's
-      // loader then reads it from the file (l_phdr_allocated). Inside a new
-      // segment, `strip` would misplace the segment and silently break the file;
-      // this way it refuses when the table has grown. Programs need the table
-      // mapped (AT_PHDR), and musl's dl_iterate_phdr reports none for such a library.
-      // (glibc copies it into l_phdr; tests/integration/copy_path_test.cpp MappedLibrary walks it.)
-      if (!loaded_by_glibc_only())
-        return view_.error("no layout that one write of the ELF header commits (the program header table would move)");
-      phdrs_unmapped_ = true;
-      append_description(layout_description_, "program header table moved past the new segment");
-    }
     bool interp_in_earlier = carry_from_earlier_segments();
-    if (options_.commit_in_elf_header && !verneed_updates_.empty()) carry_table(elf::DT_VERNEED);
-    move_interp_ = interp_needs_room_ || interp_in_earlier || evacuated_interp ||
-                   (options_.commit_in_elf_header && interp_changed_);
+    move_interp_ = interp_needs_room_ || interp_in_earlier || evacuated_interp;
     interp_text_ = interp_changed_ ? new_interp_ : info_.interpreter.value_or("");
     return insert_new_entries();
-  }
-
-  // A shared library (no interpreter, no PT_PHDR) that no musl or bionic
-  // libc is named for among its DT_NEEDED: those loaders record no program
-  // headers for a library whose table no segment maps.
-  bool loaded_by_glibc_only() const {
-    if (info_.is_executable() || view_.find_phdr(elf::PT_PHDR) || view_.find_phdr(elf::PT_INTERP)) return false;
-    for (const auto& needed : info_.needed)
-      if (needed == "libc.so" || needed.starts_with("libc.musl-") || needed.starts_with("ld-musl-")) return false;
-    return true;
   }
 
   // Whatever lived in an earlier runpatch segment must move again. Returns whether the interpreter did.
@@ -226,7 +204,7 @@ class SegmentAppender : PlanContext<E> {
   // Executables whose program headers move keep the first PT_LOAD's
   // vaddr-offset delta, as older kernels derive AT_PHDR from it.
   Status place_segment() {
-    reclaimed_from_ = interrupted_tail();
+    reclaimed_from_ = reclaimable_tail();
     uint64_t page = page_size(), old_size = reclaimed_from_.value_or(view_.bytes().size());
     uint64_t max_end = 0;
     const Phdr* first_load = nullptr;
@@ -367,9 +345,7 @@ class SegmentAppender : PlanContext<E> {
   void neutralize_shared_note(EditPlan& plan, std::vector<uint8_t>& tail) const {
     if (!replace_existing_ || existing_alone_) return;
     auto header = neutralized_note_header(view_, *note_.existing);
-    // It changes a byte of the old file: never before the commit when one write is to commit.
-    auto phase = options_.commit_in_elf_header ? WritePhase::Commit : WritePhase::Prepare;
-    plan.writes.push_back({phase, note_.existing->offset, header, "old resolution cache"});
+    plan.writes.push_back({WritePhase::Prepare, note_.existing->offset, header, "old resolution cache"});
     for (const auto& c : carried_)
       if (note_.existing->offset >= c.off && note_.existing->offset + header.size() <= c.off + c.size)
         std::memcpy(tail.data() + c.rel + (note_.existing->offset - c.off), header.data(), header.size());
@@ -391,7 +367,7 @@ class SegmentAppender : PlanContext<E> {
     else if (place_note_)
       RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail, seg_off_, note_off_, note_vaddr_, note_bytes_.size()));
     auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
-    if (shdrs.size() == view_.shdrs().size() && !options_.commit_in_elf_header) {
+    if (shdrs.size() == view_.shdrs().size()) {
       plan.writes.push_back(
           {WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff), std::move(sh_bytes), "section headers"});
       return moved;
@@ -430,18 +406,12 @@ class SegmentAppender : PlanContext<E> {
     std::vector<uint8_t> header = copy_range(0, sizeof(Ehdr));
     auto* new_eh = struct_at<Ehdr>(header, 0);
     RUNPATCH_TRY(auto moved, update_section_headers(plan, tail, *new_eh));
-    if (phdrs_unmapped_) {
-      uint64_t phoff = align_up(seg_off_ + tail.size(), 8);
-      auto table = bytes_of(std::span<const Phdr>(phdrs_));
-      tail.resize(phoff - seg_off_, 0);
-      tail.insert(tail.end(), table.begin(), table.end());
-      new_eh->e_phoff = phoff;
-    }
     if (view_.ehdr().e_phnum == elf::PN_XNUM)
       return view_.error("extended program header numbering (PN_XNUM) cannot grow");
     new_eh->e_phnum = static_cast<uint16_t>(phdrs_.size());
 
     plan.strategy = EditStrategy::Appended;
+    plan.fits_later_tools = !move_phdrs_ && (!grow_in_place_ || room_for_patchelf_);
     plan.layout_description = layout_description_;
     if (place_note_)
       append_description(plan.layout_description, note_load_ ? "resolution cache in a read-only segment of its own"
@@ -479,11 +449,26 @@ class SegmentAppender : PlanContext<E> {
     }
   }
 
-  // The tail of an edit killed before its commit (the reader recognizes it),
-  // which a layout committed the same way writes over.
-  std::optional<uint64_t> interrupted_tail() const {
-    if (!options_.commit_in_elf_header || !with_dynamic_) return std::nullopt;
-    return info_.interrupted_edit_tail;
+  // Bytes the new segment is written over: the tail of an edit killed before
+  // its commit (the reader recognizes it), or, when the result is a copy, the
+  // segment of an earlier edit that ends the file with nothing else in it or
+  // after it — so that N edits cost about one.
+  std::optional<uint64_t> reclaimable_tail() const {
+    if (!with_dynamic_) return std::nullopt;
+    if (info_.interrupted_edit_tail) return info_.interrupted_edit_tail;
+    if (!options_.reclaim_earlier_segment || !earlier_segment_) return std::nullopt;
+    uint64_t from = earlier_segment_->p_offset, end = from + uint64_t(earlier_segment_->p_filesz);
+    if (end != view_.bytes().size()) return std::nullopt;
+    const Ehdr& eh = view_.ehdr();
+    if (!view_.shdrs().empty() && uint64_t(eh.e_shoff) + uint64_t(eh.e_shnum) * sizeof(Shdr) > from)
+      return std::nullopt;
+    if (uint64_t(eh.e_phoff) < from && uint64_t(eh.e_phoff) + uint64_t(eh.e_phnum) * sizeof(Phdr) > from)
+      return std::nullopt;
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_filesz > 0 && uint64_t(ph.p_offset) + uint64_t(ph.p_filesz) > from &&
+          !covers(*earlier_segment_, ph.p_offset, ph.p_filesz))
+        return std::nullopt;
+    return from;
   }
 
   // The resolution-cache segment of an earlier edit: the last PT_LOAD,
@@ -551,13 +536,25 @@ class SegmentAppender : PlanContext<E> {
     carried.push_back({uint64_t(ph.p_offset), uint64_t(ph.p_filesz), ph.p_align == 8 ? uint64_t(8) : uint64_t(4)});
   }
 
+  // patchelf grows the table of a library by moving the sections from index 1
+  // on that lie within ELF header + (entries + note sections + 1) program
+  // headers. Sections this edit moves away keep their low indices, so patchelf
+  // would move nothing and write its larger table over what follows ours:
+  // that much more is freed now, so its table lands on unreferenced bytes.
+  uint64_t room_for_a_later_patchelf() const {
+    if (view_.shdrs().empty()) return 0;
+    auto notes = std::count_if(view_.shdrs().begin(), view_.shdrs().end(),
+                               [](const Shdr& sh) { return sh.sh_type == elf::SHT_NOTE; });
+    return (uint64_t(notes) + 1) * sizeof(Phdr);
+  }
+
   // Frees one program header's worth of bytes right after the table, when only
   // the interpreter string and notes live there: they move into the new
   // segment (PT_INTERP, PT_NOTE and their sections follow), and the table
   // grows where it is, inside the first PT_LOAD, as binutils expects it.
-  bool evacuate_after_table(uint64_t table_end, size_t entries, std::optional<uint64_t> replaced_note,
+  bool evacuate_after_table(uint64_t table_end, size_t entries, uint64_t slack, std::optional<uint64_t> replaced_note,
                             std::vector<CarriedRange>& carried, bool& interp_moves, bool with_dynamic) const {
-    uint64_t need_end = table_end + entries * sizeof(Phdr);
+    uint64_t need_end = table_end + entries * sizeof(Phdr) + slack;
     const Phdr* first_load = nullptr;
     for (const auto& ph : view_.phdrs())
       if (ph.p_type == elf::PT_LOAD) {
@@ -826,9 +823,9 @@ class SegmentAppender : PlanContext<E> {
   std::optional<Phdr> earlier_segment_, earlier_note_;
   // Room and what moves.
   bool move_phdrs_ = false, grow_in_place_ = false, move_interp_ = false;
-  bool phdrs_unmapped_ = false;             // the moved table follows the segment, outside every PT_LOAD
   std::optional<uint64_t> reclaimed_from_;  // an interrupted edit's tail starts here
-  bool phdrs_in_segment() const { return move_phdrs_ && !phdrs_unmapped_; }
+  bool phdrs_in_segment() const { return move_phdrs_; }
+  bool room_for_patchelf_ = false;  // the table grew with room after it for a later patchelf's
   std::vector<CarriedRange> carried_;
   std::string interp_text_;
   size_t load_at_ = 0;
@@ -846,6 +843,10 @@ class SegmentAppender : PlanContext<E> {
 
 template <class E>
 Expected<EditPlan> plan_appended_segment(const PlanContext<E>& context, bool with_dynamic) {
+  // An appended segment grows the program header table where binutils needs it,
+  // over bytes the old file references: never committed by one write.
+  if (context.options_.commit_in_elf_header)
+    return context.view_.error("the edit needs an appended segment, which no single write commits");
   return SegmentAppender<E>(context, with_dynamic).plan();
 }
 

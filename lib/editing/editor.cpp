@@ -5,11 +5,13 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include "editing/edit_planner.hpp"
 #include "editing/edit_verifier.hpp"
 #include "editing/file_io.hpp"
 #include "editing/replacement.hpp"
+#include "editing/staged_commit.hpp"
 #include "reading/file_checks.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/editing/edit.hpp"
@@ -52,12 +54,6 @@ Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& 
   return p;
 }
 
-// How much more a layout that one header write commits may grow the file
-// than the smallest layout, before the copy path is the better deal: the
-// moved program header table sits at a binutils page offset (4 KiB on x86,
-// 64 KiB on aarch64 and ppc64), and every byte is closure size.
-constexpr uint64_t kCommitGrowthAllowance = 64 * 1024;
-
 enum class WriteWay {
   IntoFile,  // writes into the file itself: one committing write, or --in-place phases
   Copy,      // an edited copy renamed over the file
@@ -66,33 +62,64 @@ enum class WriteWay {
 struct Chosen {
   Planned planned;
   WriteWay way = WriteWay::Copy;
-  std::optional<Planned> for_copy;  // the smaller layout, should the file turn out busy (ETXTBSY)
 };
 
-// The layout and the way to write it (docs/editing.md §4): committed by one
-// write into the file where possible, otherwise the smallest layout, copied
-// (or, when the file itself must be written, written in phases).
+// Inside a Nix build (the hooks' environment) nothing maps the outputs and a
+// failed build discards them: edits go into the file, as with --in-place.
+bool in_nix_build() {
+  const char* top = std::getenv("NIX_BUILD_TOP");
+  return top && *top;
+}
+
+// The layout and the way to write it (docs/editing.md §4): an edit that fits
+// the existing tables is committed by one write into the file; one that
+// appends a segment takes the smallest layout, whose program header table
+// stays at the front of the file where strip, objcopy and eu-strip need it,
+// written into the file in staged phases (--in-place, a Nix build, hard
+// links, an owner a copy cannot keep, an unwritable directory) or copied.
 Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest& request, const EditOptions& options,
-                             bool must_write_in_place) {
-  EditOptions smallest = options;
-  smallest.in_place = must_write_in_place;
-  if (options.atomic_copy) {
-    RUNPATCH_TRY(Planned p, plan_edit(fd, name, request, smallest));
-    return Chosen{std::move(p), WriteWay::Copy, std::nullopt};
+                             bool into_file, bool must_write_in_place) {
+  if (!options.atomic_copy) {
+    EditOptions by_header = options;
+    by_header.in_place = true;
+    by_header.commit_in_elf_header = true;
+    auto committed = plan_edit(fd, name, request, by_header);
+    if (committed && (committed->plan.strategy == EditStrategy::Unchanged ||
+                      (committed->plan.strategy != EditStrategy::Appended && commits_in_one_write(committed->plan))))
+      return Chosen{std::move(*committed), WriteWay::IntoFile};
   }
-  EditOptions by_header = options;
-  by_header.in_place = true;
-  by_header.commit_in_elf_header = true;
-  auto committed = plan_edit(fd, name, request, by_header);
-  bool one_write =
-      committed && (committed->plan.strategy == EditStrategy::Unchanged || commits_in_one_write(committed->plan));
-  if (one_write && committed->plan.strategy != EditStrategy::Appended)
-    return Chosen{std::move(*committed), WriteWay::IntoFile, std::nullopt};
+  // Written into the file outside a build, the dynamic tables stay where a
+  // process that has the library mapped reads them; a copy, or a build's
+  // outputs, which nothing maps, may move them out of the table's way.
+  EditOptions smallest = options;
+  smallest.in_place = into_file && !in_nix_build();
+  smallest.reclaim_earlier_segment = !must_write_in_place;
   RUNPATCH_TRY(Planned small, plan_edit(fd, name, request, smallest));
-  if (one_write && committed->plan.new_size <= small.plan.new_size + kCommitGrowthAllowance)
-    return Chosen{std::move(*committed), WriteWay::IntoFile, std::move(small)};
-  WriteWay way = must_write_in_place ? WriteWay::IntoFile : WriteWay::Copy;
-  return Chosen{std::move(small), way, std::nullopt};
+  bool copy = !into_file;
+  if (smallest.in_place && !small.plan.fits_later_tools && !must_write_in_place) {
+    // Strip or a later patchelf would break the file unless the dynamic tables move: a copy moves them.
+    smallest.in_place = false;
+    RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest));
+    copy = true;
+  }
+  // Written over an earlier edit's segment (not an interrupted tail): only a copy may do that.
+  copy = copy || (small.plan.reclaimed_from && small.plan.reclaimed_from != small.outcome.before.interrupted_edit_tail);
+  return Chosen{std::move(small), copy ? WriteWay::Copy : WriteWay::IntoFile};
+}
+
+// A plan written into the file: a grown program header table is committed in
+// two one-sector steps (staged_commit.hpp), the interim state verified too.
+Status stage_for_file(int fd, const std::string& name, Planned& p, const EditRequest& request) {
+  RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, name));
+  RUNPATCH_TRY(bool staged, stage_table_commit(mapping.bytes(), name, p.plan));
+  if (!staged) return {};
+  p.outcome.written_as = WrittenAs::IntoFileStaged;
+  RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), name, p.outcome.before, request, p.plan));
+  EditPlan interim = interim_of_staged(p.plan);
+  RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), name, p.outcome.before, request, interim));
+  p.outcome.writes.clear();
+  for (const auto& w : p.plan.writes) p.outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
+  return {};
 }
 
 Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& request,
@@ -108,28 +135,50 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   }
   struct stat st {};
   if (::fstat(locked.get(), &st) != 0) return make_error(name, errno_text("cannot stat"));
-  if (!options.dry_run) remove_stale_copy(name);
   // Every hard link must see the edit, and a copy must not change the owner:
   // then the file itself is written.
-  bool must_write_in_place = !options.atomic_copy && (options.in_place || st.st_nlink > 1 || !copy_can_keep_owner(st));
-  RUNPATCH_TRY(Chosen chosen, choose_edit(locked.get(), name, request, options, must_write_in_place));
+  bool must_write_in_place =
+      !options.atomic_copy && (st.st_nlink > 1 || !copy_can_keep_owner(st) || !copy_can_be_created(name));
+  bool into_file = !options.atomic_copy && (options.in_place || in_nix_build() || must_write_in_place);
+  RUNPATCH_TRY(Chosen chosen, choose_edit(locked.get(), name, request, options, into_file, must_write_in_place));
   Planned& p = chosen.planned;
   if (options.dry_run || p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
   if (chosen.way == WriteWay::IntoFile) {
     UniqueFd into(writable ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
     if (into.get() >= 0) {
+      RUNPATCH_CHECK(stage_for_file(into.get(), name, p, request));
+      PrivilegesKept kept = PrivilegesKept::read(into.get());
       RUNPATCH_CHECK(apply_plan(into.get(), name, p.plan, p.outcome.old_size, options.stop_after_writes));
+      RUNPATCH_CHECK(kept.restore(into.get(), name));
+      if (p.outcome.written_as == WrittenAs::NotWritten) p.outcome.written_as = WrittenAs::IntoFile;
       return std::move(p.outcome);
     }
     if (must_write_in_place) return make_error(name, errno_text("cannot open for writing"));
     // A running program (ETXTBSY) cannot be written: an edited copy replaces it.
-    if (chosen.for_copy) p = std::move(*chosen.for_copy);
+    if (p.plan.strategy == EditStrategy::Appended && into_file) {
+      EditOptions for_copy = options;
+      for_copy.in_place = false;
+      for_copy.reclaim_earlier_segment = true;
+      RUNPATCH_TRY(p, plan_edit(locked.get(), name, request, for_copy));
+    }
   }
   RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, DestLock::Held));
+  p.outcome.written_as = WrittenAs::Copy;
   return std::move(p.outcome);
 }
 
 }  // namespace
+
+std::string written_as_name(WrittenAs way) {
+  switch (way) {
+    case WrittenAs::NotWritten: return "";
+    case WrittenAs::IntoFile: return "written into the file";
+    case WrittenAs::IntoFileStaged: return "written into the file (staged commit)";
+    case WrittenAs::Copy: return "an edited copy replaced the file";
+    case WrittenAs::Output: return "written to the output";
+  }
+  return "?";
+}
 
 std::string strategy_name(EditStrategy strategy) {
   switch (strategy) {
@@ -143,6 +192,9 @@ std::string strategy_name(EditStrategy strategy) {
 Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
                                     const EditOptions& options) {
   std::string name = path.string();
+  // The kernel cannot execute a program whose PT_INTERP is empty.
+  if (request.interpreter && request.interpreter->empty())
+    return make_error(name, "an empty interpreter cannot be written (the program could no longer be executed)");
   std::error_code ec;
   if (!options.output ||
       (std::filesystem::exists(*options.output) && std::filesystem::equivalent(path, *options.output))) {
@@ -157,8 +209,13 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
   std::string dest = options.output->string();
   UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
   if (source.get() < 0) return make_error(name, errno_text("cannot open"));
-  RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, options));
-  if (!options.dry_run) RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, DestLock::NotHeld));
+  EditOptions to_output = options;
+  to_output.reclaim_earlier_segment = true;
+  RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, to_output));
+  if (!options.dry_run) {
+    RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, DestLock::NotHeld));
+    p.outcome.written_as = WrittenAs::Output;
+  }
   return std::move(p.outcome);
 }
 

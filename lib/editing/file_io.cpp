@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "reading/file_checks.hpp"
@@ -12,6 +14,8 @@
 namespace runpatch {
 
 namespace {
+
+bool truncate_to(int fd, uint64_t size) { return ::ftruncate(fd, static_cast<off_t>(size)) == 0; }
 
 Status sync(int fd, const std::string& path) {
   if (::fdatasync(fd) != 0) return make_error(path, errno_text("cannot sync"));
@@ -44,6 +48,33 @@ UniqueFd::~UniqueFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+constexpr const char* kCapabilityAttribute = "security.capability";
+}
+
+PrivilegesKept PrivilegesKept::read(int fd) {
+  PrivilegesKept kept;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) kept.mode_ = st.st_mode & 07777;
+  ssize_t size = ::fgetxattr(fd, kCapabilityAttribute, nullptr, 0);
+  if (size > 0) {
+    std::vector<char> value(static_cast<size_t>(size));
+    size = ::fgetxattr(fd, kCapabilityAttribute, value.data(), value.size());
+    if (size > 0) kept.capability_ = std::vector<char>(value.begin(), value.begin() + size);
+  }
+  return kept;
+}
+
+Status PrivilegesKept::restore(int fd, const std::string& path) const {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return make_error(path, errno_text("cannot stat"));
+  if ((st.st_mode & 07777) != mode_ && ::fchmod(fd, mode_) != 0)
+    return make_error(path, errno_text("cannot restore the set-ID bits the write cleared"));
+  if (capability_ && ::fsetxattr(fd, kCapabilityAttribute, capability_->data(), capability_->size(), 0) != 0)
+    return make_error(path, errno_text("cannot restore the file capabilities the write cleared"));
+  return {};
+}
+
 Expected<UniqueFd> open_for_edit(const std::string& path, bool writable) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     UniqueFd fd(::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | kOpenWithoutWaiting));
@@ -60,33 +91,55 @@ Expected<UniqueFd> open_for_edit(const std::string& path, bool writable) {
   return make_error(path, "the file keeps being replaced while waiting for its lock");
 }
 
+namespace {
+
+// Writes the plan's writes of one phase; false once the test budget is spent.
+Expected<bool> write_phase(int fd, const std::string& path, const EditPlan& plan, WritePhase phase, size_t& budget) {
+  for (const auto& w : plan.writes) {
+    if (w.phase != phase) continue;
+    if (budget-- == 0) return false;
+    RUNPATCH_CHECK(write_bytes(fd, path, w.offset, w.bytes, w.what));
+  }
+  return true;
+}
+
+bool has_phase(const EditPlan& plan, WritePhase phase) {
+  return std::any_of(plan.writes.begin(), plan.writes.end(), [&](const PlannedWrite& w) { return w.phase == phase; });
+}
+
+}  // namespace
+
 Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size,
                   std::optional<size_t> stop_after_writes) {
   size_t budget = stop_after_writes.value_or(plan.writes.size());
+  uint64_t written_end = old_size;
+  for (const auto& w : plan.writes) written_end = std::max<uint64_t>(written_end, w.offset + w.bytes.size());
   bool prepared = false;
   for (const auto& w : plan.writes) {
     if (w.phase != WritePhase::Prepare) continue;
     if (budget-- == 0) return {};
     if (auto status = write_bytes(fd, path, w.offset, w.bytes, w.what); !status) {
       // Nothing references prepared bytes yet: cut them off and the file is as it was.
-      if (::ftruncate(fd, static_cast<off_t>(old_size)) != 0) {
-      }
+      (void)truncate_to(fd, old_size);
       return status;
     }
     prepared = true;
   }
   // Prepared bytes (appended, or unused strings) must be durable before anything points at them.
   if (prepared) RUNPATCH_CHECK(sync(fd, path));
-  for (auto phase : {WritePhase::Commit, WritePhase::Cleanup}) {
-    for (const auto& w : plan.writes) {
-      if (w.phase != phase) continue;
-      if (budget-- == 0) return {};
-      RUNPATCH_CHECK(write_bytes(fd, path, w.offset, w.bytes, w.what));
-    }
+  // A staged commit: the interim header must be durable before the front is rewritten,
+  // and the front before the header switches back to it.
+  bool staged = has_phase(plan, WritePhase::Switch);
+  for (auto phase : {WritePhase::Commit, WritePhase::Cleanup, WritePhase::Switch}) {
+    if (staged && phase == WritePhase::Switch) RUNPATCH_CHECK(sync(fd, path));
+    RUNPATCH_TRY(bool going, write_phase(fd, path, plan, phase, budget));
+    if (!going) return {};
+    if (staged && phase == WritePhase::Commit) RUNPATCH_CHECK(sync(fd, path));
   }
-  // An interrupted edit's tail past the new end: nothing references it any more.
-  if (plan.new_size < old_size && ::ftruncate(fd, static_cast<off_t>(plan.new_size)) != 0)
-    return make_error(path, errno_text("cannot cut off an interrupted edit's bytes"));
+  // Past the new end: an interrupted edit's tail, or a staged commit's interim
+  // table. Nothing references it any more.
+  if (plan.new_size < written_end && !truncate_to(fd, plan.new_size))
+    return make_error(path, errno_text("cannot cut off bytes past the edited file's end"));
   return sync(fd, path);
 }
 

@@ -6,6 +6,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
+
+#include <sys/types.h>
 
 #include "editing/planned_write.hpp"
 #include "runpatch/reading/expected.hpp"
@@ -40,6 +43,19 @@ Expected<UniqueFd> open_for_edit(const std::string& path, bool writable = true);
 // pwrite until every byte is written; an error names path, what and the offset.
 Status write_bytes(int fd, const std::string& path, uint64_t offset, std::span<const uint8_t> bytes,
                    const std::string& what);
+
+// What the kernel takes from a file when it is written (file capabilities,
+// set-ID bits without CAP_FSETID), read before the first write and put back
+// after the last.
+class PrivilegesKept {
+ public:
+  static PrivilegesKept read(int fd);
+  Status restore(int fd, const std::string& path) const;
+
+ private:
+  mode_t mode_ = 0;
+  std::optional<std::vector<char>> capability_;
+};
 
 // Prepare writes, sync, the commit, sync, cleanup, sync. A failed prepare
 // truncates the file back to old_size, so it is byte-identical to before.

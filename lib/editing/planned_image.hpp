@@ -19,7 +19,7 @@ namespace runpatch {
 class PlannedImage {
  public:
   PlannedImage(std::span<const uint8_t> original, const EditPlan& plan) : original_(original), size_(plan.new_size) {
-    for (auto phase : {WritePhase::Prepare, WritePhase::Commit, WritePhase::Cleanup})
+    for (auto phase : kWritePhases)
       for (const auto& w : plan.writes)
         if (w.phase == phase) writes_.push_back(&w);
   }

@@ -15,7 +15,14 @@ enum class WritePhase {
   Prepare,  // bytes nothing references yet: past the old end, unused string bytes
   Commit,   // the one write that switches the file from old to new
   Cleanup,  // zeroing bytes the new file no longer references
+  // A staged commit's last write (staged_commit.hpp): the ELF header switched
+  // from the interim copy of the program header table to the table at the front.
+  Switch,
 };
+
+// The order writes reach the file (and the planned image).
+inline constexpr WritePhase kWritePhases[] = {WritePhase::Prepare, WritePhase::Commit, WritePhase::Cleanup,
+                                              WritePhase::Switch};
 
 struct PlannedWrite {
   WritePhase phase;
@@ -34,6 +41,14 @@ struct EditPlan {
   // killed before its commit (nothing references them): this plan writes over
   // them, and the file is cut to new_size after the commit.
   std::optional<uint64_t> reclaimed_from;
+  // A staged commit (staged_commit.hpp): where the interim copy of the program
+  // header table lies, past new_size; cut off after the Switch write.
+  std::optional<uint64_t> interim_table_at;
+  // The program header table stays at the front of the file and, where it
+  // grew, with room after it for the table a later patchelf writes
+  // (docs/editing.md §3). false: loaders accept the result; strip, eu-strip
+  // or a later patchelf may not.
+  bool fits_later_tools = true;
 };
 
 // The size of the unit a disk writes atomically on every device: one write

@@ -42,7 +42,7 @@ std::string cannot_create_copy_text(const std::string& dest, int err, bool repla
                                     " (it is written there, then renamed to " + path.filename().string() + ")",
                                 err);
   if (replaces_the_file && (err == EACCES || err == EPERM))
-    text += "; --in-place edits the file itself and needs no write access to its directory";
+    text += "; without --atomic-copy the file itself is edited, which needs no write access to its directory";
   return text;
 }
 
@@ -56,11 +56,11 @@ class TemporaryCopy {
     if (copy.fd_.get() >= 0) return copy;
     // Where the file system (or an old kernel: EISDIR) has no O_TMPFILE, a
     // named file takes its place; a kill while it is written leaves that name
-    // behind (remove_stale_copy clears it on the next edit).
+    // behind (never removed by a later edit: it may be somebody else's file).
     if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
       return make_error(dest, cannot_create_copy_text(dest, errno, lock == DestLock::Held));
     for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string name = copy.next_name();
+      std::string name = copy.next_name(attempt);
       copy.fd_ = UniqueFd(::open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
       if (copy.fd_.get() >= 0) {
         copy.named_ = name;
@@ -98,12 +98,10 @@ class TemporaryCopy {
  private:
   TemporaryCopy(std::string dest, DestLock lock) : dest_(std::move(dest)), lock_(lock) {}
 
-  // Under the lock a leftover of a killed editor may hold the one name: it goes.
-  std::string next_name() {
-    if (lock_ == DestLock::NotHeld) return random_copy_name(dest_);
-    std::string name = locked_copy_name(dest_);
-    ::unlink(name.c_str());
-    return name;
+  // NAME.runpatch-new first; a file by that name (a leftover, or somebody
+  // else's) is never removed or replaced: the next try takes a random name.
+  std::string next_name(int attempt) const {
+    return lock_ == DestLock::Held && attempt == 0 ? locked_copy_name(dest_) : random_copy_name(dest_);
   }
 
   // Linux cannot link an inode over an existing name (AT_LINK_REPLACE was
@@ -112,7 +110,7 @@ class TemporaryCopy {
   Status link_unnamed() {
     std::string proc = "/proc/self/fd/" + std::to_string(fd_.get());
     for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string name = next_name();
+      std::string name = next_name(attempt);
       // AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link works for everyone.
       int done = ::linkat(fd_.get(), "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH);
       if (done != 0 && errno != EEXIST)
@@ -207,6 +205,7 @@ Status write_through(int in, off_t size, const std::string& source, const std::s
     if (w.offset + w.bytes.size() > image.size()) image.resize(w.offset + w.bytes.size());
     std::copy(w.bytes.begin(), w.bytes.end(), image.begin() + std::ptrdiff_t(w.offset));
   }
+  if (plan.reclaimed_from) image.resize(plan.new_size);
   UniqueFd out(::open(dest.c_str(), O_WRONLY | O_CLOEXEC));
   if (out.get() < 0) return make_error(dest, errno_text("cannot open for writing"));
   for (size_t done = 0; done < image.size();) {
@@ -227,6 +226,10 @@ bool copy_can_keep_owner(const struct stat& st) {
   std::vector<gid_t> groups(size_t(std::max(::getgroups(0, nullptr), 0)));
   int n = ::getgroups(int(groups.size()), groups.data());
   return std::find(groups.begin(), groups.begin() + std::max(n, 0), st.st_gid) != groups.begin() + std::max(n, 0);
+}
+
+bool copy_can_be_created(const std::string& path) {
+  return ::faccessat(AT_FDCWD, directory_of(path).c_str(), W_OK | X_OK, AT_EACCESS) == 0;
 }
 
 Status check_may_write(const std::string& path) {
@@ -252,15 +255,17 @@ Status replace_by_copy(const std::string& source, const std::string& dest_name, 
   if (replacing) RUNPATCH_CHECK(check_may_write(dest));
   RUNPATCH_TRY(TemporaryCopy copy, TemporaryCopy::create(dest, lock));
   RUNPATCH_CHECK(copy_contents(in.get(), copy.fd(), src.st_size, source, dest));
+  for (const auto& w : plan.writes) RUNPATCH_CHECK(write_bytes(copy.fd(), dest, w.offset, w.bytes, w.what));
+  // The new segment was written over an earlier one (or an interrupted tail) and ends before the old end.
+  if (plan.reclaimed_from && ::ftruncate(copy.fd(), static_cast<off_t>(plan.new_size)) != 0)
+    return make_error(dest, errno_text("cannot cut the edited copy to its size"));
+  // After the last write: the kernel drops file capabilities and set-ID bits on every write.
   if (replacing) {
     RUNPATCH_CHECK(keep_attributes(copy.fd(), dest, old));
   } else if (::fchmod(copy.fd(), src.st_mode & 07777) != 0) {
     return make_error(dest, errno_text("cannot set the mode"));
   }
-  for (const auto& w : plan.writes) RUNPATCH_CHECK(write_bytes(copy.fd(), dest, w.offset, w.bytes, w.what));
   return copy.commit();
 }
-
-void remove_stale_copy(const std::string& dest) { ::unlink(locked_copy_name(dest).c_str()); }
 
 }  // namespace runpatch

@@ -16,6 +16,9 @@ namespace runpatch {
 // away; anyone else only to themselves and to a group they belong to.
 bool copy_can_keep_owner(const struct stat& st);
 
+// Whether an edited copy can be made beside path (its directory is writable).
+bool copy_can_be_created(const std::string& path);
+
 // Refuses, as patchelf does (it writes through the path), when the caller may
 // not write the file: replacing it needs only a writable directory, and the
 // caller would become the owner. A running program (text file busy) may be replaced.
@@ -33,10 +36,5 @@ enum class DestLock {
 // one gets source's mode. A dest that is not a regular file (/dev/null, a
 // FIFO) is written through, as patchelf does.
 Status replace_by_copy(const std::string& source, const std::string& dest, const EditPlan& plan, DestLock lock);
-
-// Removes the named copy that an editor killed between linking it and renaming
-// it (a few microseconds) or, where O_TMPFILE is unsupported, while writing it
-// left beside dest. Only with dest's lock held.
-void remove_stale_copy(const std::string& dest);
 
 }  // namespace runpatch

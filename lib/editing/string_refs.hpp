@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "editing/symbol_rename.hpp"
 #include "reading/dynamic_table.hpp"
 
 namespace runpatch {
@@ -124,29 +125,7 @@ class StringRefCollector {
 
   Expected<uint64_t> symbol_count(uint64_t symtab_vaddr) {
     if (known_symbol_count_) return *known_symbol_count_;
-    // Section headers give the count directly; stripped files need the hash tables.
-    for (const auto& sh : view_.shdrs())
-      if (sh.sh_type == SHT_DYNSYM && sh.sh_addr == symtab_vaddr && sh.sh_entsize == sizeof(elf::Sym<E>))
-        return uint64_t(sh.sh_size) / uint64_t(sh.sh_entsize);
-    if (auto hash = table_.find(DT_HASH)) {
-      RUNPATCH_TRY(uint64_t off, view_.offset_of_vaddr(*hash, 8, "DT_HASH table"));
-      RUNPATCH_TRY(auto words, view_.template table_at<typename E::Word>(off, 2, "DT_HASH table"));
-      return uint64_t(words[1]);  // nchain == number of symbols
-    }
-    // DT_GNU_HASH omits unhashed (e.g. undefined) symbols, so it gives only a
-    // lower bound; the next table after DT_SYMTAB gives an upper one. Using the
-    // upper bound errs on the safe side: more bytes count as referenced.
-    RUNPATCH_TRY(uint64_t entsize, symbol_entry_size());
-    std::optional<uint64_t> next;
-    for (const auto& d : table_.entries()) {
-      uint64_t tag = d.d_tag, addr = d.d_val;
-      bool is_address = tag == elf::DT_STRTAB || tag == DT_GNU_HASH || tag == DT_VERNEED || tag == DT_VERDEF ||
-                        tag == elf::DT_VERSYM || tag == elf::DT_RELA || tag == elf::DT_REL || tag == elf::DT_JMPREL ||
-                        tag == elf::DT_RELR;
-      if (is_address && addr > symtab_vaddr && (!next || addr < *next)) next = addr;
-    }
-    if (!next) return view_.error("cannot count dynamic symbols: no section headers, DT_HASH or following table");
-    return (*next - symtab_vaddr) / entsize;
+    return count_dynamic_symbols(view_, table_, symtab_vaddr);
   }
 
   // Calls on_name(symbol index, its name's string index) for every dynamic symbol.

@@ -585,7 +585,26 @@ Status check_renamed_symbols(const ElfView<E>& old_view, const DynamicTable<E>& 
   return check_lookups(new_view, new_tables, found);
 }
 
+template <class E>
+Expected<uint64_t> count_dynamic_symbols(const ElfView<E>& view, const DynamicTable<E>& table, uint64_t symtab_vaddr) {
+  SymbolTables t;
+  std::optional<uint64_t> nchain;
+  if (auto gnu = table.find(elf::DT_GNU_HASH)) {
+    RUNPATCH_TRY(uint64_t off, view.offset_of_vaddr(*gnu, 16, "GNU hash table"));
+    RUNPATCH_TRY(auto header, view.template table_at<Word<E>>(off, 4, "GNU hash table"));
+    t.gnu_buckets = header[0], t.gnu_symoffset = header[1], t.gnu_maskwords = header[2];
+    t.gnu_hash = FileRange{off, 0};
+  }
+  if (auto hash = table.find(elf::DT_HASH)) {
+    RUNPATCH_TRY(uint64_t off, view.offset_of_vaddr(*hash, 8, "hash table"));
+    RUNPATCH_TRY(auto header, view.template table_at<Word<E>>(off, 2, "hash table"));
+    nchain = uint32_t(header[1]);
+  }
+  return count_symbols(view, table, symtab_vaddr, t, nchain);
+}
+
 #define RUNPATCH_INSTANTIATE(E)                                                                                   \
+  template Expected<uint64_t> count_dynamic_symbols(const ElfView<E>&, const DynamicTable<E>&, uint64_t);         \
   template Expected<SymbolTables> locate_symbol_tables(const ElfView<E>&, const DynamicTable<E>&,                 \
                                                        std::optional<uint64_t>);                                  \
   template Expected<std::vector<SymbolEntry>> read_symbols(const ElfView<E>&, const DynamicTable<E>&,             \

@@ -49,6 +49,12 @@ struct SymbolTables {
   std::vector<FileRange> ranges(uint64_t symbol_size) const;  // every byte a rename may write
 };
 
+// How many dynamic symbols there are: .dynsym's section header, DT_HASH's
+// nchain, the GNU hash chains, or (stripped, nothing hashed) up to the next
+// table the dynamic section names.
+template <class E>
+Expected<uint64_t> count_dynamic_symbols(const ElfView<E>& view, const DynamicTable<E>& table, uint64_t symtab_vaddr);
+
 // known_count: the number of symbols, when the caller knows it better (the verifier, from the old file).
 template <class E>
 Expected<SymbolTables> locate_symbol_tables(const ElfView<E>& view, const DynamicTable<E>& table,

@@ -146,6 +146,8 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
     out.set_interpreter = o.interpreter.has_value();
     for (const auto& d : o.runtime_dependencies) rpath.push_back(pathlib::normalize(d));
   }
+  // The script crashes on a malformed .note.dlopen; we go on, and say so.
+  for (const auto& problem : info->dlopen_note_problems) out.warnings.push_back("warning: " + problem);
   std::vector<std::vector<std::string>> deps;
   for (const auto& n : info->needed) deps.push_back({n});
   for (const auto& d : info->dlopen)
@@ -169,6 +171,9 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   }
   if (!runpath.empty()) out.runpath = runpath;
   if (!out.runpath && !out.set_interpreter) return;  // the script runs no patchelf, so no extra args either
+  // A separate debug object (objcopy --only-keep-debug) keeps PT_DYNAMIC but
+  // not its contents: patchelf leaves it as it is and succeeds, so the script goes on.
+  if (info->debug_only) return;
 
   // The script hands patchelfFlags to every patchelf run on the file, so its
   // header flags apply exactly to the files it edits: in the same request.
@@ -184,7 +189,7 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
     out.error = edited.error();
     return;
   }
-  out.warnings = std::move(edited->warnings);
+  out.warnings.insert(out.warnings.end(), edited->warnings.begin(), edited->warnings.end());
 }
 
 }  // namespace

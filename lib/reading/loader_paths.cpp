@@ -6,7 +6,7 @@ namespace runpatch {
 
 bool has_empty_runpath_entry(const std::string& value) {
   auto entries = split_runpath(value);
-  return value.empty() || std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
+  return std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
 }
 
 std::vector<std::string> split_runpath(const std::string& runpath) {

@@ -5,26 +5,35 @@
 
 #include "runpatch/reporting/tree_report.hpp"
 #include "runpatch/reporting/check_report.hpp"
+#include "runpatch/reporting/utf8.hpp"
 
 namespace runpatch {
 
 namespace {
 
+// XML 1.0 text: markup characters as entities; a byte that is not UTF-8 and
+// the control characters XML cannot carry at all (not even as references) as
+// U+FFFD, as the JSON output shows bad bytes.
 std::string xml_escape(const std::string& text) {
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
   std::string out;
-  for (char c : text) {
+  for (size_t at = 0; at < text.size();) {
+    char c = text[at];
+    size_t n = utf8_sequence_length(text, at);
+    if (n == 0 || (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')) {
+      out += kReplacement;
+      ++at;
+      continue;
+    }
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
-          out += fmt::format("&#{};", int(c));
-        else
-          out += c;
+      default: out.append(text, at, n);
     }
+    at += n;
   }
   return out;
 }

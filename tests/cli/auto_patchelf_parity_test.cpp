@@ -122,6 +122,10 @@ bool apply_setup(const std::vector<std::string>& s, const fs::path& root, std::s
     auto bytes = test::read_file(root / s.at(1));
     bytes.at(7) = static_cast<uint8_t>(std::stoi(s.at(2)));
     test::write_file(root / s.at(1), bytes);
+  } else if (verb == "debug-only") {  // a separate debug object: objcopy --only-keep-debug FIXTURE DEST
+    auto split =
+        test::run_command({"objcopy", "--only-keep-debug", fixture(s.at(1)).string(), place(s.at(2)).string()}, true);
+    EXPECT_EQ(split.exit_code, 0) << split.output;
   } else if (verb == "set-runpath") {
     EditRequest request;
     request.runpath = set_runpath_update(substitute(s.at(2), root));

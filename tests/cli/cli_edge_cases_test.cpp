@@ -22,6 +22,8 @@ test::CommandResult cli(std::vector<std::string> args, bool merge = true) {
   return test::run_command(args, merge);
 }
 
+const std::string kRunpatchPatchelf = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
+
 fs::path fixture(const std::string& name) { return test::fixture_arches().at(0).dir / name; }
 
 fs::path copy_of(const std::string& name, const fs::path& to) {
@@ -100,12 +102,14 @@ TEST(CliEdges, SetWithoutAnEditIsAUsageErrorAndEmptyEntriesAreWarnedAbout) {
   EXPECT_EQ(nothing.exit_code, 2);
   EXPECT_TRUE(contains(nothing.output, "nothing to do")) << nothing.output;
   EXPECT_EQ(test::read_file(prog), before);
-  for (const char* value : {"", "/a::/b", "/a:"}) {
+  for (const char* value : {"/a::/b", "/a:", ":/a"}) {
     auto r = cli({"set", "-n", "--runpath", value, prog.string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "warning: --runpath '" + std::string(value) + "' holds an empty entry")) << r.output;
   }
   EXPECT_FALSE(contains(cli({"set", "-n", "--runpath", "/a:/b", prog.string()}).output, "warning"));
+  // An empty runpath holds no entry: glibc searches nothing for it (patchelf --shrink-rpath leaves it).
+  EXPECT_FALSE(contains(cli({"set", "-n", "--runpath", "", prog.string()}).output, "warning"));
 }
 
 TEST(CliEdges, SetNamesItsOutputAndDryRunShowsOldAndNewValues) {
@@ -121,7 +125,10 @@ TEST(CliEdges, SetNamesItsOutputAndDryRunShowsOldAndNewValues) {
   EXPECT_EQ(runpath(prog), "$ORIGIN/lib");
 }
 
-TEST(CliEdges, ADirectoryWithoutWriteAccessNamesTheEditedCopyAndSuggestsInPlace) {
+// A writable file in a directory the user cannot write: patchelf edits it,
+// so every front end does, writing into the file; only --atomic-copy, which
+// must make a copy there, refuses, and says what to drop.
+TEST(CliEdges, AWritableFileInAReadOnlyDirectoryIsWrittenIntoUnlessACopyIsDemanded) {
   // root may create files in any directory, so as root the CLI runs as nobody
   // (setpriv); a mode 0555 directory then refuses the edited copy with EACCES.
   std::vector<std::string> as_user;
@@ -131,11 +138,13 @@ TEST(CliEdges, ADirectoryWithoutWriteAccessNamesTheEditedCopyAndSuggestsInPlace)
   }
   fs::path dir = fs::absolute(test::scratch_dir("cli_edges/read-only-dir"));
   fs::path prog = copy_of("prog-norunpath", dir / "ro/prog");
-  fs::permissions(prog, fs::perms::all);  // the file itself stays writable (by nobody too): --in-place can work
-  // Owned by the user the CLI runs as, so that a copy could keep its owner and is what the default tries
-  // (a file whose owner a copy cannot keep is written in place anyway).
-  if (::geteuid() == 0) {
-    ASSERT_EQ(::chown(prog.c_str(), 65534, 65534), 0);
+  fs::path lib = copy_of("librunpath.so", dir / "ro/librunpath.so");
+  for (const auto& file : {prog, lib}) {
+    fs::permissions(file, fs::perms::all);  // the file itself stays writable (by nobody too)
+    // Owned by the user the CLI runs as, so that a copy could keep its owner and is what the default tries.
+    if (::geteuid() == 0) {
+      ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
+    }
   }
   fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
                                   fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
@@ -143,25 +152,32 @@ TEST(CliEdges, ADirectoryWithoutWriteAccessNamesTheEditedCopyAndSuggestsInPlace)
     fs::path dir;
     ~Writable() { fs::permissions(dir, fs::perms::owner_write, fs::perm_options::add); }
   } restore{dir / "ro"};
-  // A long runpath grows the file: not a single-page write, so it goes through the copy.
+  // A long runpath grows the file: an appended segment, which by default goes through a copy.
   std::string long_runpath = "/opt/" + std::string(300, 'x');
-  auto set = [&](std::vector<std::string> args) {
+  auto run = [&](const std::string& tool, std::vector<std::string> args) {
     std::vector<std::string> argv = as_user;
-    argv.push_back(RUNPATCH_CLI);
+    argv.push_back(tool);
     argv.insert(argv.end(), args.begin(), args.end());
     return test::run_command(argv, true);
   };
   auto before = test::read_file(prog);
-  auto refused = set({"set", "--runpath", long_runpath, prog.string()});
+  auto refused = run(RUNPATCH_CLI, {"set", "--atomic-copy", "--runpath", long_runpath, prog.string()});
   EXPECT_EQ(refused.exit_code, 1) << refused.output;
   EXPECT_TRUE(contains(refused.output, prog.string() + ": cannot create the edited copy in " + (dir / "ro").string() +
                                            " (it is written there, then renamed to prog): Permission denied; "
-                                           "--in-place edits the file itself"))
+                                           "without --atomic-copy the file itself is edited"))
       << refused.output;
   EXPECT_EQ(test::read_file(prog), before);
-  auto in_place = set({"set", "--in-place", "--runpath", long_runpath, prog.string()});
-  EXPECT_EQ(in_place.exit_code, 0) << in_place.output;
-  EXPECT_EQ(runpath(prog), long_runpath);
+  for (const auto& file : {prog, lib}) {
+    auto edited = run(RUNPATCH_CLI, {"set", "--runpath", long_runpath, file.string()});
+    EXPECT_EQ(edited.exit_code, 0) << edited.output;
+    EXPECT_TRUE(contains(edited.output, "written into the file")) << edited.output;
+    EXPECT_EQ(runpath(file), long_runpath);
+    auto patchelf =
+        run(kRunpatchPatchelf, {"--set-rpath", long_runpath + ":/opt/" + std::string(200, 'y'), file.string()});
+    EXPECT_EQ(patchelf.exit_code, 0) << patchelf.output;
+    EXPECT_EQ(runpath(file), long_runpath + ":/opt/" + std::string(200, 'y'));
+  }
 }
 
 TEST(CliEdges, AdviceIsUsableAsGiven) {

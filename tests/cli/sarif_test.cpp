@@ -164,6 +164,26 @@ TEST(Sarif, CheckCommandWritesAValidLogForOddNames) {
   EXPECT_NE(uri.find("/odd%20names%20%23%25/sp%20ace/prog%20%231"), std::string::npos) << uri;
 }
 
+// File names are bytes: one that is not UTF-8, or holds a control character
+// XML 1.0 cannot carry even as a reference, still gives a well-formed JUnit
+// report (xmllint) and a JSON one that parses.
+TEST(CheckReports, JunitAndJsonStayWellFormedForNamesThatAreNotText) {
+  if (!test::have_program("xmllint")) GTEST_SKIP() << "xmllint (libxml2-utils) checks the XML";
+  fs::path root = fs::absolute(test::scratch_dir("sarif/not-text"));
+  fs::copy_file(test::fixture_arches().at(0).dir / "prog-norunpath", root / "prog\xff\x01<&>\"'");
+  fs::path junit = root / "report.xml";
+  auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--junit", junit.string()},
+                             true);
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // libgreet.so is unresolved
+  auto lint = test::run_command({"xmllint", "--noout", junit.string()}, true);
+  EXPECT_EQ(lint.exit_code, 0) << lint.output;
+  auto bytes = test::read_file(junit);
+  std::string xml(bytes.begin(), bytes.end());
+  EXPECT_NE(xml.find("prog\xEF\xBF\xBD\xEF\xBF\xBD&lt;&amp;&gt;&quot;&apos;"), std::string::npos) << xml;
+  auto as_json = test::run_command({RUNPATCH_CLI, "check", "--json", "--ignore-environment", root.string()}, false);
+  EXPECT_NO_THROW((void)json::parse(as_json.output)) << as_json.output;
+}
+
 TEST(CheckReports, AReportThatCannotBeWrittenIsOneErrorAndExitTwo) {
   fs::path root = fs::absolute(test::scratch_dir("sarif/unwritable"));
   fs::copy_file(test::fixture_arches().at(0).dir / "lib/libgreet.so", root / "libgreet.so");

@@ -11,6 +11,7 @@
 
 #include "editing/edit_planner.hpp"
 #include "editing/edit_verifier.hpp"
+#include "editing/staged_commit.hpp"
 #include "reading/elf_dispatch.hpp"
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/resolving/resolution_cache.hpp"
@@ -55,6 +56,33 @@ void add_header_edits(runpatch::EditRequest& request, unsigned choice) {
   }
 }
 
+// Written into the file, a plan may be staged (staged_commit.hpp): the writes
+// in their order must give the same image, and the interim state (what a
+// crash there leaves) is verified too.
+void check_staged_commit(std::span<const uint8_t> bytes, const std::string& name, const runpatch::ElfInfo& before,
+                         const runpatch::EditRequest& request, const runpatch::EditPlan& plan,
+                         const std::vector<uint8_t>& expected) {
+  runpatch::EditPlan staged = plan;
+  auto did = runpatch::stage_table_commit(bytes, name, staged);
+  if (!did) {
+    if (did.error().what.empty()) std::abort();
+    return;
+  }
+  if (!*did) return;
+  std::vector<uint8_t> image(bytes.begin(), bytes.end());
+  for (auto phase : runpatch::kWritePhases)
+    for (const auto& w : staged.writes) {
+      if (w.phase != phase) continue;
+      if (w.offset + w.bytes.size() > image.size()) image.resize(w.offset + w.bytes.size());
+      std::memcpy(image.data() + w.offset, w.bytes.data(), w.bytes.size());
+    }
+  image.resize(staged.new_size);
+  if (image != expected) std::abort();  // staging changes the order of the writes, never the result
+  // An interim state the verifier refuses makes the editor refuse the edit: it must say why.
+  auto interim = runpatch::verify_edit_plan(bytes, name, before, request, runpatch::interim_of_staged(staged));
+  if (!interim && interim.error().what.empty()) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -65,7 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto before = runpatch::read_elf_info(bytes, name);
   if (!before) return 0;
   runpatch::EditOptions options;
-  options.commit_in_elf_header = options.in_place = (size / 8) % 2 == 1;  // as the editor plans first
+  options.in_place = (size / 8) % 2 == 1;
+  options.commit_in_elf_header = (size / 8) % 4 == 3;  // as the editor plans first: one write, or nothing
   edit.request.resolution_root = "/nonexistent-fuzz-root";
   auto plan = runpatch::visit_elf(
       bytes, name, [&](const auto& view) { return runpatch::plan_edit(view, *before, options, edit.request); });
@@ -91,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::memcpy(out.data() + w.offset, w.bytes.data(), w.bytes.size());
   }
   out.resize(plan->new_size);  // a reclaimed interrupted tail is cut off
+  check_staged_commit(bytes, name, *before, edit.request, *plan, out);
   auto after = runpatch::read_elf_info(std::span<const uint8_t>(out), name);
   if (!after) std::abort();                           // the edited file must parse
   if (after->needed != before->needed) std::abort();  // and keep every DT_NEEDED

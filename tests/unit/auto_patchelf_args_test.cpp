@@ -69,9 +69,12 @@ const Row kRows[] = {
     {{"--paths", "/o", "--ru", "/rt", "--ap", "/ap"}, "paths=[/o] rt=[/rt] append=[/ap]"},
     {{"--paths", "/o", "--ext", "a", "b"}, "paths=[/o] extra=[a,b]"},
     {{"--paths", "/o", "--ignore-miss=x"}, "paths=[/o] ignore=[x]"},
-    {{"--paths", "/o", "--i", "x"},
-     "error: ambiguous option: --i could match --ignore-missing, --ignore-existing, "
-     "--interpreter, --in-place"},
+    // Among the script's own options first: runpatch's additions (--interpreter,
+    // --in-place, --atomic, --ldcache, --remove-ldcache) never make them ambiguous.
+    {{"--paths", "/o", "--i", "x"}, "error: ambiguous option: --i could match --ignore-missing, --ignore-existing"},
+    {{"--paths", "/o", "--a", "/ap", "--l", "/l", "--r", "/rt"}, "paths=[/o] libs=[/l] rt=[/rt] append=[/ap]"},
+    // A prefix of none of the script's options is one of runpatch's.
+    {{"--paths", "/o", "--at"}, "paths=[/o] atomic"},
     {{"--paths", "/o", "--ignore", "x"},
      "error: ambiguous option: --ignore could match --ignore-missing, "
      "--ignore-existing"},
@@ -162,6 +165,25 @@ TEST(AutoPatchelfArgs, DumpIsPprintOfVars) {
             " 'paths': [PosixPath('/o')],\n"
             " 'recursive': True,\n"
             " 'runtime_dependencies': []}\n");
+  // pprint counts characters, not bytes; a byte that is not UTF-8 is its surrogate escape (Python 3.11's output).
+  std::string e8;
+  for (int i = 0; i < 8; ++i) e8 += "\xc3\xa9";  // é
+  a.paths = {"/nix/" + e8 + "-a/lib", "/nix/" + e8 + "-b/lib"};
+  a.ignore_missing = {
+      "a\xff"
+      "b"};
+  EXPECT_EQ(auto_patchelf_args_dump(a),
+            "{'add_existing': True,\n"
+            " 'append_rpaths': [],\n"
+            " 'extra_args': [],\n"
+            " 'ignore_missing': ['a\\udcffb'],\n"
+            " 'keep_libc': False,\n"
+            " 'libs': [],\n"
+            " 'paths': [PosixPath('/nix/" +
+                e8 + "-a/lib'), PosixPath('/nix/" + e8 +
+                "-b/lib')],\n"
+                " 'recursive': True,\n"
+                " 'runtime_dependencies': []}\n");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "auto_patchelf_args.hpp"
 #include "runpatch/policy/auto_patchelf.hpp"
+#include "runpatch/reporting/utf8.hpp"
 
 namespace runpatch::cli {
 
@@ -15,12 +16,19 @@ namespace {
 
 constexpr size_t kWidth = 80;
 
+// Python's repr of a str decoded from argv (surrogateescape): characters as
+// they are, a byte that is not UTF-8 as its surrogate escape \udcXX.
 std::string repr_str(const std::string& s) {
   bool has_single = s.find('\'') != std::string::npos, has_double = s.find('"') != std::string::npos;
   char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
-  for (unsigned char c : s) {
-    if (c == '\\')
+  for (size_t at = 0; at < s.size(); ++at) {
+    unsigned char c = static_cast<unsigned char>(s[at]);
+    if (c >= 0x80) {
+      size_t n = utf8_sequence_length(s, at);
+      out += n ? s.substr(at, n) : fmt::format("\\udc{:02x}", c);
+      at += n ? n - 1 : 0;
+    } else if (c == '\\')
       out += "\\\\";
     else if (c == static_cast<unsigned char>(quote))
       out += std::string("\\") + quote;
@@ -55,7 +63,8 @@ std::string repr(const Value& v) {
 // pprint's _pprint_str: a string too wide is cut after runs of whitespace.
 std::string format_str(const std::string& s, size_t indent, size_t allowance) {
   std::string whole = repr_str(s);
-  if (s.empty() || s.find('\n') != std::string::npos || whole.size() <= kWidth - indent - allowance) return whole;
+  if (s.empty() || s.find('\n') != std::string::npos || utf8_characters(whole) <= kWidth - indent - allowance)
+    return whole;
   std::vector<std::string> parts;
   // Python's re.findall(r"\S*\s*"): a run of non-space, then a run of space.
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
@@ -71,7 +80,7 @@ std::string format_str(const std::string& s, size_t indent, size_t allowance) {
   for (size_t j = 0; j < parts.size(); ++j) {
     size_t max_width = kWidth - indent - (j + 1 == parts.size() ? allowance : 0);
     std::string candidate = current + parts[j];
-    if (repr_str(candidate).size() > max_width) {
+    if (utf8_characters(repr_str(candidate)) > max_width) {
       if (!current.empty()) chunks.push_back(repr_str(current));
       current = parts[j];
     } else {
@@ -87,7 +96,7 @@ std::string format_str(const std::string& s, size_t indent, size_t allowance) {
 
 std::string format_value(const Value& v, size_t indent, size_t allowance) {
   std::string rep = repr(v);
-  if (rep.size() <= kWidth - indent - allowance || std::holds_alternative<bool>(v)) return rep;
+  if (utf8_characters(rep) <= kWidth - indent - allowance || std::holds_alternative<bool>(v)) return rep;
   const auto& items = std::get<std::vector<Item>>(v);
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) {
@@ -128,12 +137,12 @@ std::string auto_patchelf_args_dump(const AutoPatchelfArgs& a) {
   for (const auto& [key, value] : dict)
     one_line += (one_line.size() > 1 ? ", " : "") + repr_str(key) + ": " + repr(value);
   one_line += "}";
-  if (one_line.size() <= kWidth) return one_line + "\n";
+  if (utf8_characters(one_line) <= kWidth) return one_line + "\n";
   std::string out = "{";
   for (size_t i = 0; i < dict.size(); ++i) {
     bool last = i + 1 == dict.size();
     std::string key = repr_str(dict[i].first);
-    out += key + ": " + format_value(dict[i].second, 1 + key.size() + 2, 1);
+    out += key + ": " + format_value(dict[i].second, 1 + utf8_characters(key) + 2, 1);
     if (!last) out += ",\n ";
   }
   return out + "}\n";

@@ -47,6 +47,22 @@ const std::vector<Spec>& specs() {
   return table;
 }
 
+// Options of Nixpkgs' auto-patchelf.py itself; the rest are runpatch's.
+bool is_script_option(const Spec& spec) {
+  static const std::vector<std::string_view> script = {"-h",
+                                                       "--help",
+                                                       "--ignore-missing",
+                                                       "--no-recurse",
+                                                       "--paths",
+                                                       "--libs",
+                                                       "--runtime-dependencies",
+                                                       "--append-rpaths",
+                                                       "--keep-libc",
+                                                       "--ignore-existing",
+                                                       "--extra-args"};
+  return std::find(script.begin(), script.end(), std::string_view(spec.name)) != script.end();
+}
+
 struct UsageError {
   std::string message;
 };
@@ -91,10 +107,13 @@ Word classify(const std::string& arg) {
     if (const Spec* s = exact(name)) return {'O', s, s->name, value};
   }
   // Prefixes of long options only: a short "-x" is never an abbreviation here.
+  // The script's own options first, so that our additions never make an
+  // abbreviation the script accepts ambiguous.
   std::vector<const Spec*> matches;
-  if (arg.starts_with("--"))
-    for (const auto& s : specs())
-      if (std::string_view(s.name).starts_with(name)) matches.push_back(&s);
+  for (bool script : {true, false})
+    if (arg.starts_with("--") && matches.empty())
+      for (const auto& s : specs())
+        if (is_script_option(s) == script && std::string_view(s.name).starts_with(name)) matches.push_back(&s);
   if (matches.size() > 1) {
     std::string names;
     for (const Spec* m : matches) names += std::string(names.empty() ? "" : ", ") + m->name;
@@ -208,7 +227,8 @@ std::string auto_patchelf_usage() {
          "                     [--append-rpaths [APPEND_RPATHS ...]] [--keep-libc]\n"
          "                     [--ignore-existing] [--search-path MODE PATH]\n"
          "                     [--interpreter INTERPRETER] [--origin] [--dry-run]\n"
-         "                     [--atomic] [-v] [--extra-args ...]\n";
+         "                     [--atomic] [--in-place] [--ldcache] [--remove-ldcache]\n"
+         "                     [-v] [--extra-args ...]\n";
 }
 
 std::string auto_patchelf_help() {
@@ -248,11 +268,11 @@ std::string auto_patchelf_help() {
          "  --origin              Record a dependency in the file's own directory as\n"
          "                        $ORIGIN.\n"
          "  --dry-run             Print what would be done, write nothing.\n"
-         "  --atomic              Replace each edited file atomically with an edited copy.\n"
-         "                        By default auto-patchelf writes IN PLACE (fast: a failed\n"
-         "                        build discards its outputs anyway); a crash mid-write\n"
-         "                        may leave a file half edited.\n"
-         "  --in-place            Write in place (the default; accepted for symmetry).\n"
+         "  --atomic              Make an edit that appends a segment on a copy renamed\n"
+         "                        over the file, instead of writing into the file.\n"
+         "  --in-place            Write into each file (the default: fast on huge files,\n"
+         "                        and a crash at any moment leaves the old or the new\n"
+         "                        file; accepted for symmetry).\n"
          "  --ldcache             Also write the resolution-cache note.\n"
          "  --remove-ldcache      Remove the resolution-cache note.\n"
          "  -v, --verbose         Print a summary line at the end, and unreadable files.\n"

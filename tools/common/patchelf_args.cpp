@@ -182,7 +182,8 @@ EditRequest patchelf_request(const PatchelfArguments& a) {
     request.runpath = set_runpath_update(*a.set_rpath);
   else if (a.add_rpath)
     request.runpath = add_runpath_update(*a.add_rpath, /*prepend=*/false, /*deduplicate=*/false);
-  request.interpreter = a.interpreter;
+  // patchelf leaves the interpreter alone when given an empty one.
+  if (a.interpreter && !a.interpreter->empty()) request.interpreter = a.interpreter;
   request.soname = a.soname;
   request.add_needed = a.add_needed;
   request.remove_needed = a.remove_needed;

@@ -41,24 +41,24 @@ std::string planned_changes(const ElfInfo& before, const EditRequest& request) {
 
 void warn_about_empty_entries(const std::optional<std::string>& value, const char* option) {
   if (value && has_empty_runpath_entry(*value))
-    log_warning("warning: {} '{}' holds an empty entry, which ld.so searches as the current directory{}", option,
-                *value, value->empty() ? " (to remove the runpath, use --remove-runpath)" : "");
+    log_warning("warning: {} '{}' holds an empty entry, which ld.so searches as the current directory", option, *value);
 }
 
-// "FILE: STRATEGY (how); OLD -> NEW bytes, +GROWTH (N written)", and with
-// --dry-run the values that change. Growth is closure size in a Nix store:
-// always said, with how much of it is written bytes (the rest is a hole).
+// "FILE: STRATEGY (how), HOW WRITTEN; OLD -> NEW bytes, +GROWTH, N bytes
+// written", and with --dry-run the values that change. Growth is closure size
+// in a Nix store; the bytes written are every byte the edit writes (a copy's
+// unchanged bytes not counted).
 void print_outcome(const std::string& name, const EditOutcome& outcome, bool dry_run, const EditRequest& request) {
   if (outcome.strategy == EditStrategy::Unchanged) {
     fmt::print("{}: unchanged\n", name);
     return;
   }
   uint64_t written = 0;
-  for (const auto& w : outcome.writes)
-    if (w.offset + w.size > outcome.old_size) written += w.offset + w.size - std::max(w.offset, outcome.old_size);
-  fmt::print("{}: {}{} ({}); {} -> {} bytes, +{} ({} written)\n", name, dry_run ? "would edit, " : "",
-             strategy_name(outcome.strategy), outcome.layout_description, outcome.old_size, outcome.new_size,
-             outcome.new_size - outcome.old_size, written);
+  for (const auto& w : outcome.writes) written += w.size;
+  std::string way = written_as_name(outcome.written_as);
+  fmt::print("{}: {}{} ({}){}; {} -> {} bytes, {:+} ({} bytes written)\n", name, dry_run ? "would edit, " : "",
+             strategy_name(outcome.strategy), outcome.layout_description, way.empty() ? "" : ", " + way,
+             outcome.old_size, outcome.new_size, int64_t(outcome.new_size) - int64_t(outcome.old_size), written);
   if (dry_run) fmt::print("{}", planned_changes(outcome.before, request));
 }
 
@@ -154,6 +154,10 @@ Command add_set_command(CLI::App& root) {
               log_error(
                   "set: nothing to do; give an edit such as --runpath, --add-runpath or --interpreter (see runpatch "
                   "set --help)");
+              return kExitUsage;
+            }
+            if (o->interpreter && o->interpreter->empty()) {
+              log_error("--interpreter: an empty interpreter cannot be executed; give the loader's path");
               return kExitUsage;
             }
             warn_about_empty_entries(o->runpath, "--runpath");

@@ -51,8 +51,9 @@ inline CLI::Option* add_tree_paths(CLI::App* app, std::vector<std::string>& path
 // The same flags, with the same words, on every subcommand that writes files.
 inline void add_in_place_flag(CLI::App* app, bool& in_place, bool& atomic_copy) {
   auto* in_place_flag = app->add_flag("--in-place", in_place,
-                                      "Write into each file directly (fast on huge files) instead of replacing it "
-                                      "atomically with an edited copy; a crash may then leave a mix of old and new");
+                                      "Write an edit that appends a segment into each file (fast on huge files; "
+                                      "crash-safe, staged) instead of through an edited copy renamed over it; the "
+                                      "default inside a Nix build ($NIX_BUILD_TOP)");
   app->add_flag("--atomic-copy", atomic_copy,
                 "Always replace each file with an edited copy, even where one write in place would do (hard-linked "
                 "files then get the copy under this name only)")

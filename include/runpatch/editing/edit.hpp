@@ -76,22 +76,23 @@ struct EditOptions {
   std::optional<std::filesystem::path> output;  // write here instead of editing in place
   std::optional<uint64_t> page_size;            // alignment of a new segment (default: largest p_align)
   bool dry_run = false;                         // plan and report, write nothing
-  // How the file itself is changed. Default (false): crash-safe — the new
-  // tables are appended past the old end and one write of the ELF header (or
-  // of one dynamic entry) switches the file from old to new, so a crash at any
-  // moment leaves the old file (perhaps with unreferenced bytes past its end)
-  // or the new one, and processes that have the file mapped keep reading the
-  // bytes they read before. Layouts that cannot be switched by one such write,
-  // and running programs, are edited on a copy renamed over the file.
-  // true (--in-place, what the Nixpkgs hooks pass): the same, except that a
-  // layout needing several writes is written into the file in crash-ordered
-  // phases rather than copied. Files with several hard links, or whose owner a
-  // copy cannot keep, are always written into, so that every link sees the change.
+  // How the file itself is changed (docs/editing.md §4). An edit that fits the
+  // existing tables is always one write into the file (a dynamic entry or a
+  // string, inside one sector). One that appends a segment is, by default
+  // (false), made on an edited copy renamed over the file: a process that has
+  // it mapped keeps the old inode. true (--in-place, what the Nixpkgs hooks
+  // pass; also implied inside a Nix build, $NIX_BUILD_TOP): written into the
+  // file in crash-ordered phases, a library's grown program header table
+  // committed in two one-sector steps, so a crash leaves the old or the new
+  // file. Files with several hard links, whose owner a copy cannot keep, or in
+  // a directory the caller cannot write are always written into.
   bool in_place = false;
-  // Planning (set by the editor, not by callers): lay the edit out so that
-  // one write inside the ELF header commits it and no byte of the old file
-  // that a loader or running process reads is rewritten.
+  // Planning (set by the editor, not by callers): only a layout that fits the
+  // existing tables and one write commits; an appended segment is an error.
   bool commit_in_elf_header = false;
+  // Planning (set by the editor): the result is written as a copy, so the
+  // segment an earlier edit appended at the end of the file may be written over.
+  bool reclaim_earlier_segment = false;
   // Always take the copy path (--atomic-copy): also for single-page edits,
   // files with several hard links (this name gets the copy; other links keep
   // the old file) and files whose owner a copy cannot keep (then an error).
@@ -117,8 +118,18 @@ struct WrittenRange {
   std::string what;
 };
 
+// How the edited bytes reached the disk.
+enum class WrittenAs {
+  NotWritten,      // unchanged, or --dry-run
+  IntoFile,        // writes into the file itself, committed by one write
+  IntoFileStaged,  // writes into the file, a grown program header table committed in two steps
+  Copy,            // an edited copy renamed over the file
+  Output,          // a new file at --output
+};
+
 struct EditOutcome {
   EditStrategy strategy = EditStrategy::Unchanged;
+  WrittenAs written_as = WrittenAs::NotWritten;
   std::string layout_description;  // how room was found (docs/editing.md names each way)
   std::vector<WrittenRange> writes;
   uint64_t old_size = 0;
@@ -128,6 +139,7 @@ struct EditOutcome {
 };
 
 std::string strategy_name(EditStrategy strategy);
+std::string written_as_name(WrittenAs way);  // "" for NotWritten
 
 Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
                                     const EditOptions& options = {});

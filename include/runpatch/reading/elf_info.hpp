@@ -82,6 +82,7 @@ struct ElfInfo {
   // references them; the next edit reclaims them (docs/editing.md §4).
   std::optional<uint64_t> interrupted_edit_tail;
   std::vector<DlopenDependency> dlopen;                 // FDO .note.dlopen entries
+  std::vector<std::string> dlopen_note_problems;        // what made a .note.dlopen entry unusable (it is skipped)
   std::optional<ResolutionCacheNote> resolution_cache;  // NixOS .note.nixos.ldcache
 
   bool is_static() const { return !has_dynamic; }

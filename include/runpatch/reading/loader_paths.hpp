@@ -38,8 +38,10 @@ inline std::filesystem::path under_root(const std::filesystem::path& root, const
 // empty string is no entry, "a::b" has an empty middle entry.
 std::vector<std::string> split_runpath(const std::string& runpath);
 std::string join_runpath(const std::vector<std::string>& entries);
-// Whether a runpath written as value holds an empty entry ("", "a::b", ":a",
-// "a:"), which ld.so searches as the current directory wherever the program runs.
+// Whether a runpath written as value holds an empty entry ("a::b", ":a",
+// "a:"), which ld.so searches as the current directory wherever the program
+// runs. An empty runpath ("") holds no entry: glibc searches nothing for it
+// (what patchelf --shrink-rpath leaves when nothing remains).
 bool has_empty_runpath_entry(const std::string& value);
 
 // The runpath the loader would use: DT_RUNPATH, else DT_RPATH, else "".

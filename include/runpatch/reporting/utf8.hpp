@@ -1,0 +1,18 @@
+// UTF-8 as reports need it: ELF strings and paths are bytes, and a report
+// (XML, Python's repr) must say which of them are not text.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace runpatch {
+
+// The length of the well-formed UTF-8 sequence starting at text[at] (1 for
+// ASCII), or 0 where none starts (a stray continuation byte, an overlong form,
+// a surrogate, past U+10FFFF, cut short).
+size_t utf8_sequence_length(std::string_view text, size_t at);
+
+// How many characters a well-formed UTF-8 text holds.
+size_t utf8_characters(std::string_view text);
+
+}  // namespace runpatch

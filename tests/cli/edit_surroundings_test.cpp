@@ -1,0 +1,131 @@
+// What an edit does around the bytes it changes: file capabilities survive
+// every way of writing, a file we did not create is never removed, an empty
+// interpreter is refused (runpatch) or ignored (patchelf), and the per-edit
+// line says how the file was written and how many bytes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fixtures.hpp"
+#include "process.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/reading/elf_info.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kRunpatchPatchelf = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
+
+test::CommandResult cli(std::vector<std::string> args) {
+  args.insert(args.begin(), RUNPATCH_CLI);
+  return test::run_command(args, true);
+}
+
+fs::path copy_fixture(const std::string& name, const fs::path& to) {
+  fs::create_directories(to.parent_path());
+  fs::copy_file(test::fixture_arches().at(0).dir / name, to, fs::copy_options::overwrite_existing);
+  return to;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string runpath(const fs::path& file) { return effective_runpath(*read_elf_info(file)); }
+
+// The kernel drops security.capability on every write; each way of writing
+// (into the file, through a copy, staged, a program) must put it back.
+TEST(EditSurroundings, FileCapabilitiesSurviveEveryWayOfWriting) {
+  if (!test::have_program("setcap") || !test::have_program("getcap")) GTEST_SKIP() << "setcap/getcap (libcap2-bin)";
+  fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/caps"));
+  const std::string grown = "/opt/" + std::string(300, 'c');
+  struct Way {
+    std::string name;
+    std::vector<std::string> command;  // the file is appended
+    std::vector<std::string> env;
+  };
+  std::vector<Way> ways = {
+      {"default", {RUNPATCH_CLI, "set", "--runpath", grown}, {}},
+      {"in-place", {RUNPATCH_CLI, "set", "--in-place", "--runpath", grown}, {}},
+      {"atomic-copy", {RUNPATCH_CLI, "set", "--atomic-copy", "--runpath", grown}, {}},
+      {"nix-build", {RUNPATCH_CLI, "set", "--runpath", grown}, {"NIX_BUILD_TOP=/tmp"}},
+      {"fits", {RUNPATCH_CLI, "set", "--runpath", "/a"}, {}},
+      {"patchelf", {kRunpatchPatchelf, "--set-rpath", grown}, {}},
+  };
+  for (const std::string fixture : {"prog-pie", "librunpath.so"})
+    for (const auto& way : ways) {
+      fs::path file = copy_fixture(fixture, dir / (way.name + "-" + fixture));
+      auto set = test::run_command({"setcap", "cap_net_bind_service=ep", file.string()}, true);
+      if (set.exit_code != 0) GTEST_SKIP() << "this file system or user cannot set capabilities: " << set.output;
+      std::vector<std::string> argv = {"env"};
+      argv.insert(argv.end(), way.env.begin(), way.env.end());
+      argv.insert(argv.end(), way.command.begin(), way.command.end());
+      argv.push_back(file.string());
+      auto edit = test::run_command(argv, true);
+      ASSERT_EQ(edit.exit_code, 0) << way.name << ": " << edit.output;
+      auto caps = test::run_command({"getcap", file.string()}, true);
+      EXPECT_TRUE(contains(caps.output, "cap_net_bind_service")) << way.name << " " << fixture << ": " << caps.output;
+    }
+}
+
+// FILE.runpatch-new is the name an edited copy takes first; one that is
+// already there is somebody's file (or a leftover) and stays as it is.
+TEST(EditSurroundings, AnExistingFileNamedLikeTheCopyIsNeverRemoved) {
+  fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/foreign"));
+  for (const std::string mode : {"--atomic-copy", "--runpath"}) {
+    fs::path lib = copy_fixture("librunpath.so", dir / (mode.substr(2) + "/librunpath.so"));
+    fs::path foreign = lib.string() + ".runpatch-new";
+    test::write_file(foreign, {'m', 'i', 'n', 'e'});
+    std::vector<std::string> args = {"set"};
+    if (mode == "--atomic-copy") args.push_back(mode);
+    args.insert(args.end(), {"--runpath", "/opt/" + std::string(300, 'f'), lib.string()});
+    auto edit = cli(args);
+    ASSERT_EQ(edit.exit_code, 0) << edit.output;
+    EXPECT_EQ(runpath(lib), "/opt/" + std::string(300, 'f'));
+    EXPECT_EQ(test::read_file(foreign), (std::vector<uint8_t>{'m', 'i', 'n', 'e'})) << mode;
+    size_t entries = 0;
+    for (const auto& e : fs::directory_iterator(lib.parent_path())) entries += e.is_regular_file();
+    EXPECT_EQ(entries, 2u) << mode << ": the edit left a file behind";
+  }
+}
+
+TEST(EditSurroundings, AnEmptyInterpreterIsRefusedByRunpatchAndIgnoredByPatchelf) {
+  fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/empty-interp"));
+  fs::path prog = copy_fixture("prog-pie", dir / "prog");
+  auto before = test::read_file(prog);
+  auto refused = cli({"set", "--interpreter", "", prog.string()});
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "empty interpreter")) << refused.output;
+  EXPECT_EQ(test::read_file(prog), before);
+  auto ignored = test::run_command({kRunpatchPatchelf, "--set-interpreter", "", prog.string()}, true);
+  EXPECT_EQ(ignored.exit_code, 0) << ignored.output;
+  EXPECT_EQ(test::read_file(prog), before);
+  if (test::have_program("patchelf")) {  // Debian's patchelf, the oracle
+    fs::path theirs = copy_fixture("prog-pie", dir / "theirs");
+    EXPECT_EQ(test::run_command({"patchelf", "--set-interpreter", "", theirs.string()}, true).exit_code, 0);
+    EXPECT_EQ(test::read_file(theirs), before);
+  }
+}
+
+// "FILE: STRATEGY (how), HOW WRITTEN; OLD -> NEW bytes, +GROWTH (N bytes written)".
+TEST(EditSurroundings, TheEditLineSaysHowTheFileWasWrittenAndCountsEveryByte) {
+  fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/line"));
+  fs::path lib = copy_fixture("librunpath.so", dir / "librunpath.so");
+  auto fits = cli({"set", "--runpath", "/ab", lib.string()});
+  EXPECT_TRUE(contains(fits.output, "in place (")) << fits.output;
+  EXPECT_TRUE(contains(fits.output, "written into the file; ")) << fits.output;
+  EXPECT_TRUE(contains(fits.output, ", +0 (")) << fits.output;
+  EXPECT_FALSE(contains(fits.output, "(0 bytes written)")) << "a changed runpath is bytes written: " << fits.output;
+  auto copied = cli({"set", "--runpath", "/opt/" + std::string(300, 'l'), lib.string()});
+  EXPECT_TRUE(contains(copied.output, "an edited copy replaced the file; ")) << copied.output;
+  fs::path out = dir / "out.so";
+  auto output = cli({"set", "--runpath", "/x", "-o", out.string(), lib.string()});
+  EXPECT_TRUE(contains(output.output, "written to the output; ")) << output.output;
+  EXPECT_FALSE(contains(output.output, "written into the file")) << output.output;
+}
+
+}  // namespace
+}  // namespace runpatch
