@@ -1,11 +1,13 @@
 #include "runpatch/cuda/cuda.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cstdint>
 #include <string_view>
 
 #include "runpatch/cuda/l4t_versions.hpp"
 #include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/reading/mapped_file.hpp"
 
 namespace runpatch {
 
@@ -64,6 +66,19 @@ bool loads_libcuda(const ElfInfo& info) {
   for (const auto& d : info.dlopen)
     if (std::any_of(d.sonames.begin(), d.sonames.end(), is_libcuda)) return true;
   return undeclared_cuda_dlopen(info).has_value();
+}
+
+bool carries_static_cuda_runtime(const ElfInfo& info, std::span<const uint8_t> bytes) {
+  if (loaded_name(info).starts_with("libcuda.so")) return false;  // libcuda names itself
+  static constexpr std::string_view kNeedle("libcuda.so.1\0", 13);
+  return std::search(bytes.begin(), bytes.end(), std::boyer_moore_horspool_searcher(kNeedle.begin(), kNeedle.end())) !=
+         bytes.end();
+}
+
+bool carries_static_cuda_runtime(const ElfInfo& info, const std::filesystem::path& file) {
+  if (loaded_name(info).starts_with("libcuda.so")) return false;
+  auto mapped = MappedFile::open(file);
+  return mapped && carries_static_cuda_runtime(info, mapped->bytes());
 }
 
 std::optional<CudaVersion> cudart_release(std::string_view name) {

@@ -273,16 +273,6 @@ void judge(const DoctorContext& ctx, LibcudaLoad& load) {
   load.explanation = fmt::format("the driver's libcuda {} matches the kernel driver {}", version, *kernel);
 }
 
-// Whether the file itself carries a static CUDA runtime (it dlopens libcuda.so.1 by name).
-bool mentions_libcuda(const fs::path& file) {
-  auto mapped = MappedFile::open(file);
-  if (!mapped) return false;
-  auto bytes = mapped->bytes();
-  static constexpr std::string_view needle("libcuda.so.1\0", 13);
-  return std::search(bytes.begin(), bytes.end(), std::boyer_moore_horspool_searcher(needle.begin(), needle.end())) !=
-         bytes.end();
-}
-
 }  // namespace
 
 namespace {
@@ -326,10 +316,8 @@ Expected<DoctorReport> Doctor::diagnose(const fs::path& file) {
   }
   for (const auto& object : tree.objects)
     if (object.info->soname && object.info->soname->rfind("libcudart.so", 0) == 0) has_cudart = true;
-  // libcuda itself (driver, compat or stub) names libcuda.so.1 as its SONAME: it is the library, not a user.
   const ElfInfo& self = *tree.objects[0].info;
-  bool is_libcuda = basename_of(self.soname.value_or(report.file)).rfind("libcuda.so", 0) == 0;
-  if (report.loads.empty() && !has_cudart && !is_libcuda && mentions_libcuda(file))
+  if (report.loads.empty() && !has_cudart && carries_static_cuda_runtime(self, file))
     add_load(0, "dlopen by the static CUDA runtime", session_.resolve_name(tree, 0, std::string(kLibcuda)));
   report.uses_cuda = !report.loads.empty();
   return report;

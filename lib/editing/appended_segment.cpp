@@ -3,6 +3,7 @@
 #include <map>
 
 #include "editing/layout_math.hpp"
+#include "editing/string_refs.hpp"
 
 namespace runpatch {
 
@@ -175,13 +176,29 @@ class SegmentAppender : PlanContext<E> {
     for (const auto& name : renamer_.new_names()) added.push_back(name);
     for (const auto& e : placed_.entries)
       if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) added.push_back(*e.text);
-    auto table = layout::extended_string_table(view_.bytes().subspan(table_.strtab_offset, table_.strtab_size), added,
+    auto table = layout::extended_string_table(view_.bytes().subspan(table_.strtab_offset, kept_strings_size()), added,
                                                kStringSlack);
     strtab_ = std::move(table.bytes);
     for (auto& e : placed_.entries)
       if (e.changed && e.text) e.value = table.offsets[*e.text];
     for (auto& update : verneed_updates_) update.new_value = table.offsets[update.text];
     for (const auto& name : renamer_.new_names()) symbol_name_offsets_[name] = table.offsets[name];
+  }
+
+  // How much of the dynamic strings the copy keeps: all of them, except where
+  // an earlier edit's segment is replaced: its strings past the last one that
+  // anything still references (the runpaths it wrote) go, so that repeated
+  // edits do not pile up old strings.
+  uint64_t kept_strings_size() const {
+    if (!earlier_segment_) return table_.strtab_size;
+    detail::StringRefCollector<E> refs(view_, table_);
+    auto used = refs.symbol_and_version_refs();
+    if (!used) return table_.strtab_size;  // cannot tell what is referenced: keep everything
+    uint64_t end = 1;                      // the empty string at offset 0
+    for (const auto& r : *used) end = std::max(end, r.end);
+    for (const auto& e : model_.entries)
+      if (e.text && !e.changed) end = std::max<uint64_t>(end, e.value + e.text->size() + 1);
+    return std::min<uint64_t>(end, table_.strtab_size);
   }
 
   // ---- Phase 4: the segment's layout and placement ----------------------------

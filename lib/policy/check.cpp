@@ -172,7 +172,7 @@ class Checker {
     const DependencyTree& by_runpath = runpath_tree ? *runpath_tree : *tree;
     check_rules_nix::unused_entries(by_runpath, o_, adder());
     check_rules_nix::shadowing(*tree, by_runpath, adder());
-    if (loads_libcuda(info)) {
+    if (loads_libcuda(info) || carries_static_cuda_runtime(info, path)) {
       auto entries = split_runpath(effective_runpath(info));
       bool has_driver = std::any_of(entries.begin(), entries.end(), [&](const std::string& e) {
         return std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();

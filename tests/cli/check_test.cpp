@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <set>
 
 #include "elf_checks.hpp"
@@ -241,6 +242,28 @@ TEST_F(Check, ForeignMachineInATree) {
   EXPECT_EQ(foreign_files, std::vector<std::string>{(root_ / "tree/c.so").string()});
 }
 
+// libcublasLt, libcufft, libnvrtc … carry the static CUDA runtime: no
+// DT_NEEDED libcuda, no dlopen note, yet they dlopen libcuda.so.1 by name.
+// driver-dir-missing must see them as doctor does; libcuda itself names
+// libcuda.so.1 (its SONAME) and is no user of it.
+TEST_F(Check, TheStaticCudaRuntimeNeedsTheDriverDirectory) {
+  if (!test::have_program("cc")) GTEST_SKIP() << "needs cc";
+  fs::path src = root_ / "static_rt.c";
+  std::string code = "#include <dlfcn.h>\nvoid *load_driver(void) { return dlopen(\"libcuda.so.1\", RTLD_NOW); }\n";
+  test::write_file(src, std::vector<uint8_t>(code.begin(), code.end()));
+  fs::path lib = root_ / "libstatic-rt.so";
+  auto cc = test::run_command({"cc", "-shared", "-fPIC", "-o", lib.string(), src.string(), "-ldl"}, true);
+  ASSERT_EQ(cc.exit_code, 0) << cc.output;
+  EXPECT_TRUE(rules_for(lib).count("driver-dir-missing"));
+  EditRequest driver;
+  driver.runpath = set_runpath_update("/run/opengl-driver/lib");
+  ASSERT_TRUE(edit_elf_file(lib, driver));
+  EXPECT_FALSE(rules_for(lib).count("driver-dir-missing"));
+  EXPECT_FALSE(
+      rules_for(file("cuda-pkg/driver/libcuda.so.1", "libcuda.so.1", std::nullopt)).count("driver-dir-missing"))
+      << "libcuda is not a user of itself";
+}
+
 TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
   fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);
   auto before = check_paths({root_ / "pkg"}, options_);
@@ -314,12 +337,19 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
   fs::path cuda = "/usr/local/cuda-13.0/lib";
   if (!fs::exists(cuda)) GTEST_SKIP() << cuda << " is absent";
   auto report = check_paths({cuda}, options_);
+  std::set<std::string> missing_driver;
   for (const auto& f : report.findings) {
     EXPECT_NE(f.rule_id(), "unresolved-needed") << f.file << ": " << f.message;  // no false unresolved libraries
-    if (f.rule_id() == "driver-dir-missing") {
-      EXPECT_NE(f.file.find("libcudart"), std::string::npos) << f.file;
-    }
+    if (f.rule_id() != "driver-dir-missing") continue;
+    missing_driver.insert(fs::path(f.file).filename().string());
+    // Every one loads libcuda.so.1: it names it (libcudart, or a static CUDA runtime inside).
+    auto bytes = test::read_file(f.file);
+    const std::string needle("libcuda.so.1\0", 13);
+    EXPECT_NE(std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end()), bytes.end()) << f.file;
   }
+  // libcudart dlopens the driver; libcublasLt and libcufft carry the static runtime, which does too.
+  for (const char* lib : {"libcudart.so.13", "libcublasLt.so.13", "libcufft.so.12"})
+    if (fs::exists(cuda / lib)) EXPECT_TRUE(missing_driver.count(lib)) << lib;
 }
 
 // compat-needs-driver, for a consumer: the driver directory behind each cuda_compat directory.

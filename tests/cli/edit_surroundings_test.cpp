@@ -110,6 +110,32 @@ TEST(EditSurroundings, AnEmptyInterpreterIsRefusedByRunpatchAndIgnoredByPatchelf
   }
 }
 
+// An edit of a file runpatch edited before writes its segment over the
+// earlier one (through a copy) and drops the strings only that one used: N
+// edits that append cost no more than one, in every mode.
+TEST(EditSurroundings, RepeatedAppendedEditsDoNotAccumulate) {
+  fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/repeated"));
+  for (const std::vector<std::string>& mode : {std::vector<std::string>{}, std::vector<std::string>{"--in-place"},
+                                               std::vector<std::string>{"--atomic-copy"}}) {
+    std::string name = mode.empty() ? "default" : mode[0].substr(2);
+    fs::path lib = copy_fixture("librunpath.so", dir / name / "librunpath.so");
+    fs::path once = copy_fixture("librunpath.so", dir / name / "once.so");
+    std::vector<uintmax_t> sizes;
+    for (char c : {'a', 'b', 'c', 'd'}) {
+      std::vector<std::string> args = {"set"};
+      args.insert(args.end(), mode.begin(), mode.end());
+      // Each longer than the last one's slack: every edit appends.
+      args.insert(args.end(), {"--runpath", "/opt/" + std::string(200 + 100 * (c - 'a'), c), lib.string()});
+      auto edit = cli(args);
+      ASSERT_EQ(edit.exit_code, 0) << edit.output;
+      EXPECT_TRUE(contains(edit.output, "appended segment")) << edit.output;
+      sizes.push_back(fs::file_size(lib));
+    }
+    ASSERT_EQ(cli({"set", "--runpath", "/opt/" + std::string(500, 'd'), once.string()}).exit_code, 0);
+    EXPECT_LE(sizes.back(), fs::file_size(once)) << name << ": four edits grew the file more than one";
+  }
+}
+
 // "FILE: STRATEGY (how), HOW WRITTEN; OLD -> NEW bytes, +GROWTH (N bytes written)".
 TEST(EditSurroundings, TheEditLineSaysHowTheFileWasWrittenAndCountsEveryByte) {
   fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/line"));

@@ -2,7 +2,9 @@
 // like in paths and names: the one place the library knows them.
 #pragma once
 
+#include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -38,6 +40,13 @@ std::optional<DlopenDependency> undeclared_cuda_dlopen(const ElfInfo& info);
 // Whether the file loads the driver's libcuda: a DT_NEEDED libcuda.so*, or one
 // in its dlopen notes.
 bool loads_libcuda(const ElfInfo& info);
+
+// Whether the file carries a static CUDA runtime, which dlopens the driver's
+// libcuda.so.1 by name without declaring it (libcublas, libcublasLt, libcufft,
+// libnvrtc, libcusolver, programs linked with -cudart static): it names
+// "libcuda.so.1" in its bytes and is not libcuda itself. bytes: the whole file.
+bool carries_static_cuda_runtime(const ElfInfo& info, std::span<const uint8_t> bytes);
+bool carries_static_cuda_runtime(const ElfInfo& info, const std::filesystem::path& file);
 
 // The CUDA release a libcudart name (SONAME or file name) stands for: "13" from
 // libcudart.so.13; only the major is known (libcudart.so.11.0 is every CUDA 11).
