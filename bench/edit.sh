@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Growing the runpath of a library: `runpatch set` (default mode, --in-place,
-# --atomic-copy) vs `patchelf --set-rpath`, each on its own fresh copy (page
-# cache warm, copies synced before timing).
+# --atomic-copy, and --in-place inside a Nix build as the hooks run it) vs
+# `patchelf --set-rpath`, each on its own fresh copy (page cache warm, copies
+# synced before timing). Prints the path each mode takes.
 # Usage: bench/edit.sh [LIBRARY...]
 #   (default: /usr/local/cuda-13.0/lib/libcufft.so.12 and libcudart.so.13)
 set -euo pipefail
@@ -33,6 +34,8 @@ for lib in "${libs[@]}"; do
   read -r default default_rss < <(measure "$runpatch" set --runpath "$runpath")
   read -r inplace inplace_rss < <(measure "$runpatch" set --in-place --runpath "$runpath")
   read -r atomic atomic_rss < <(measure "$runpatch" set --atomic-copy --runpath "$runpath")
+  # As the Nixpkgs hooks run it: inside a build, written into the file (the staged commit).
+  read -r build build_rss < <(measure env NIX_BUILD_TOP="$work" "$runpatch" set --in-place --runpath "$runpath")
   read -r theirs theirs_rss < <(measure patchelf --set-rpath "$runpath")
   echo "file: $lib ($(stat -c %s "$lib") bytes)"
   # The path each mode takes, as runpatch says it: one write into the file,
@@ -42,11 +45,17 @@ for lib in "${libs[@]}"; do
     how=$("$runpatch" set $mode --runpath "$runpath" "$work/copy.so" 2>&1 | head -n 1 | sed 's/^[^:]*: //')
     echo "  path ${mode:-(default)}: $how"
   done
+  cp "$lib" "$work/copy.so"
+  how=$(NIX_BUILD_TOP=$work "$runpatch" set --in-place --runpath "$runpath" "$work/copy.so" 2>&1 | head -n 1 |
+    sed 's/^[^:]*: //')
+  echo "  path --in-place in a Nix build (NIX_BUILD_TOP): $how"
   echo "  runpatch set --runpath (default):   ${default} ms, peak RSS ${default_rss} KB"
   echo "  runpatch set --in-place --runpath:  ${inplace} ms, peak RSS ${inplace_rss} KB"
   echo "  runpatch set --atomic-copy:         ${atomic} ms, peak RSS ${atomic_rss} KB"
+  echo "  the same in a Nix build (hooks):     ${build} ms, peak RSS ${build_rss} KB"
   echo "  patchelf --set-rpath:               ${theirs} ms, peak RSS ${theirs_rss} KB"
   echo "  ratio default:     $(ratio "$theirs" "$default")x faster, $(ratio "$theirs_rss" "$default_rss")x less memory"
   echo "  ratio --in-place:  $(ratio "$theirs" "$inplace")x faster, $(ratio "$theirs_rss" "$inplace_rss")x less memory"
   echo "  ratio atomic-copy: $(ratio "$theirs" "$atomic")x faster, $(ratio "$theirs_rss" "$atomic_rss")x less memory"
+  echo "  ratio Nix build:   $(ratio "$theirs" "$build")x faster, $(ratio "$theirs_rss" "$build_rss")x less memory"
 done
