@@ -11,8 +11,17 @@ echo "Sourcing auto-add-cuda-compat-runpath-hook"
 
 addCudaCompatRunpath() {
   [ $# -gt 0 ] || return 0
+  local libcudaDir="${cudaCompatLibcudaDir:-@libcudaPath@}"
+  # Sourced without substitution and without cudaCompatLibcudaDir: a
+  # placeholder is never a runpath entry (runpatch compat refuses it too).
+  case "$libcudaDir" in
+    "" | *@*@*)
+      echo "addCudaCompatRunpath: cudaCompatLibcudaDir is unset and @libcudaPath@ was not substituted" >&2
+      return 1
+      ;;
+  esac
   # --in-place: as in add-driver-runpath.sh, a failed build discards its outputs.
-  "${RUNPATCH:-runpatch}" compat --in-place --libcuda "${cudaCompatLibcudaDir:-@libcudaPath@}" \
+  "${RUNPATCH:-runpatch}" compat --in-place --libcuda "$libcudaDir" \
     --driver-dir "${driverLink:-/run/opengl-driver}/lib" \
     ${NIX_BUILD_TOP:+--forbid "$NIX_BUILD_TOP/"} -- "$@"
 }

@@ -65,8 +65,10 @@ class Checker {
     if (info.rpath && !info.runpath)
       add(CheckRule::RpathNotRunpath, "uses DT_RPATH (searched before LD_LIBRARY_PATH, inherited by dependencies)",
           o_.require_runpath ? std::optional<Severity>(Severity::Error) : std::nullopt);
+    // An empty DT_RUNPATH (what patchelf --shrink-rpath leaves) holds no entry:
+    // glibc's decompose_rpath searches nothing for it. Only an empty entry inside
+    // a list (a::b, :a, a:) is the current directory.
     std::vector<std::string> entries = split_runpath(effective_runpath(info));
-    if ((info.runpath && info.runpath->empty()) || (info.rpath && !info.runpath && info.rpath->empty())) entries = {""};
     std::vector<std::string> seen;
     std::optional<size_t> driver_at;
     for (size_t i = 0; i < entries.size(); ++i) {

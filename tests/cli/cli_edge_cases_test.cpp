@@ -52,6 +52,17 @@ TEST(CliEdges, TrailingSlashesNameTheSameDirectoryAndTheFilesSpellingIsKept) {
   EXPECT_EQ(runpath(lib), "/run/opengl-driver/lib/:/opt/x");
 }
 
+// A command line CLI11 cannot parse is one error naming the tool, exit 2.
+TEST(CliEdges, ParserErrorsNameTheTool) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"set", "--bogus", "x"}, std::vector<std::string>{"check", "--fail-on"}}) {
+    auto r = cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(r.output.rfind("runpatch: ", 0), 0u) << r.output;
+  }
+  EXPECT_EQ(cli({"set", "--help"}).exit_code, 0);
+}
+
 TEST(CliEdges, QuietSetAndCheckPrintProblemsOnly) {
   fs::path dir = test::scratch_dir("cli_edges/quiet");
   fs::path prog = copy_of("prog-norunpath", dir / "prog");

@@ -142,5 +142,29 @@ expect_eq "a name with a newline and a space: one call, with the whole name" "$s
 run_fixup "$root" auto-add-driver-runpath-hook.sh
 expect_eq "a name with a newline and a space: edited by the driver hook" "$(runpath_of "$root/lib/lib/$odd")" "$root/driver-link/lib"
 
+# The compat hook sourced without cudaCompatLibcudaDir and unsubstituted:
+# an error, never an @libcudaPath@ runpath entry.
+root=$scratch/compat-unset
+make_package "$root"
+before=$(runpath_of "$root/lib/lib/libcudart.so.13")
+status=0
+(
+  out=$root/out lib=$root/lib
+  unset cudaCompatLibcudaDir
+  getAllOutputNames() { echo out lib; }
+  postFixupHooks=()
+  source "$hooks/auto-fix-elf-files.sh"
+  source "$hooks/auto-add-cuda-compat-runpath.sh"
+  for h in "${postFixupHooks[@]}"; do eval "$h" || exit 1; done
+) >/dev/null 2>&1 || status=$?
+expect_eq "compat hook without its variable: the fixup fails" "$status" 1
+expect_eq "compat hook without its variable: no runpath changed" "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$before"
+for bad in @libcudaPath@ relative/compat "$root/store/aaa-cuda_compat-12.8/compat/libcuda.so.1"; do
+  status=0
+  "$runpatch" compat --libcuda "$bad" "$root/lib/lib/libcudart.so.13" >/dev/null 2>&1 || status=$?
+  expect_eq "runpatch compat --libcuda $bad is refused (exit 2)" "$status" 2
+done
+expect_eq "refused --libcuda values change nothing" "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$before"
+
 echo "hooks: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -38,6 +38,9 @@ TEST(PatchelfArgs, ErrorsAreValues) {
       {{"--set-os-abi", "beos"}, "unrecognized OS ABI"},
       {{"--page-size", "3"}, "invalid argument to --page-size"},
       {{"--set-rpath", "/a", "--add-rpath", "/b"}, "--set-rpath option not allowed with --add-rpath"},
+      // patchelf 0.19's refusal, word for word (its test build-resolution-cache).
+      {{"--force-rpath", "--build-resolution-cache", "f"},
+       "--build-resolution-cache cannot be combined with --force-rpath"},
   };
   for (const auto& c : cases) {
     auto parsed = parse_patchelf_arguments(c.args);

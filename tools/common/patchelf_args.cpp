@@ -81,6 +81,9 @@ class Parser {
   Expected<PatchelfArguments> run() {
     for (i_ = 0; i_ < args_.size(); ++i_) RUNPATCH_CHECK(one(args_[i_]));
     if (a_.set_rpath && a_.add_rpath) return make_error("", "--set-rpath option not allowed with --add-rpath");
+    // patchelf 0.19: the note is for DT_RUNPATH searches, which DT_RPATH does not take.
+    if (a_.build_resolution_cache && a_.force_rpath)
+      return make_error("", "--build-resolution-cache cannot be combined with --force-rpath");
     return std::move(a_);
   }
 

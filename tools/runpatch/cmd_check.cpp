@@ -22,8 +22,8 @@ Command add_check_command(CLI::App& root) {
   CLI::App* app =
       root.add_subcommand("check", "Verify runpaths for CI: findings by rule, exit 1 at --fail-on severity");
   add_tree_paths(app, o->paths, "Files or directories");
-  repeatable(
-      app->add_option("--forbid", o->forbid, "Forbidden runpath prefix ($TMPDIR and $NIX_BUILD_TOP are always)"));
+  repeatable(app->add_option("--forbid", o->forbid,
+                             "Forbidden runpath prefix ($TMPDIR and $NIX_BUILD_TOP are always, unless /tmp itself)"));
   repeatable(app->add_option("--disable", o->disable, "Turn a rule off (rule ids: docs/check.md)"));
   repeatable(app->add_option(
       "--search", o->search_dirs,

@@ -1,6 +1,9 @@
 // runpatch driver / compat / apply: a runpath policy over files and trees.
 #include <fmt/core.h>
 
+#include <filesystem>
+#include <string>
+
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
@@ -74,6 +77,32 @@ Command add_driver_command(CLI::App& root) {
           }};
 }
 
+// A --libcuda value a runpath can hold: absolute (or $ORIGIN-relative), no
+// unsubstituted @placeholder@, a directory and not libcuda.so.1 itself. A
+// directory that does not exist is only warned about: it may exist where the
+// program runs. Returns false (after the error) when the value is refused.
+bool usable_compat_dir(const std::string& dir) {
+  auto at = dir.find('@');
+  if (dir.empty() || (at != std::string::npos && dir.find('@', at + 1) != std::string::npos)) {
+    log_error("compat: --libcuda '{}' is empty or holds an unsubstituted @placeholder@ (set cudaCompatLibcudaDir)",
+              dir);
+    return false;
+  }
+  if (dir[0] != '/' && !dir.starts_with("$ORIGIN") && !dir.starts_with("${ORIGIN}")) {
+    log_error("compat: --libcuda '{}' is relative: the loader would resolve it against the current directory", dir);
+    return false;
+  }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(dir, ec)) {
+    log_error("compat: --libcuda '{}' is a file; give the directory that holds libcuda.so.1 ('{}')", dir,
+              std::filesystem::path(dir).parent_path().string());
+    return false;
+  }
+  if (!dir.starts_with("$") && !std::filesystem::is_directory(dir, ec))
+    log_warning("compat: warning: --libcuda '{}' does not exist here (written anyway)", dir);
+  return true;
+}
+
 Command add_compat_command(CLI::App& root) {
   struct Options : PolicyCommandOptions {
     std::vector<std::string> libcuda_dirs;
@@ -86,6 +115,8 @@ Command add_compat_command(CLI::App& root) {
   repeatable(app->add_option("--driver-dir", o->driver_dirs, "Driver directory to keep behind it"))
       ->capture_default_str();
   return {app, [o] {
+            for (const auto& dir : o->libcuda_dirs)
+              if (!usable_compat_dir(dir)) return kExitUsage;
             RunpathPolicy policy;
             policy.compat_dirs = o->libcuda_dirs;
             policy.driver_dirs = o->driver_dirs;

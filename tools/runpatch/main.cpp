@@ -1,3 +1,5 @@
+#include <fmt/core.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
@@ -38,8 +40,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help, --version
+    // One line naming the tool, as every other error (docs/man: EXIT STATUS).
+    fmt::print(stderr, "runpatch: {}\nRun with --help for more information.\n", e.what());
+    return kExitUsage;
   }
   setup_logging(verbosity());
   for (auto& command : commands)
