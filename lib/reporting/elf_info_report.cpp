@@ -41,7 +41,8 @@ std::string format_elf_info(const ElfInfo& info) {
   line("os/abi", fmt::format("{} ({})", osabi_name(info.identity.osabi), info.identity.osabi));
   line("interpreter", or_dash(info.interpreter));
   if (!info.has_dynamic) {
-    line("dynamic", "none (statically linked)");
+    line("dynamic",
+         info.type == elf::ET_REL ? "none (a relocatable object: not linked yet)" : "none (statically linked)");
     return out;
   }
   line("soname", or_dash(info.soname));

@@ -23,7 +23,13 @@ std::string format_tree(const DependencyTree& tree, bool color) {
   const char* reset = color ? "\033[0m" : "";
   std::string out;
   out.reserve(96 * (tree.edges.size() + 1));  // about a line per edge: one allocation
-  if (!tree.objects.empty()) (((out += tree.objects[0].path) += "  (") += tree.loader.describe()) += ")\n";
+  if (!tree.objects.empty()) {
+    // A static executable has no loader: naming the host's would say it runs under one.
+    const ElfInfo* root = tree.objects[0].info.get();
+    bool loaderless = root && root->is_static();
+    out += tree.objects[0].path + "  (" +
+           (loaderless ? "statically linked: no loader, nothing is resolved" : tree.loader.describe()) + ")\n";
+  }
   auto append = std::back_inserter(out);
   // Edges grouped by requester once (a walk that scanned every edge per node
   // is quadratic): first[o] .. first[o + 1] index into by_requester.

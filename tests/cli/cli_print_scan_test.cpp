@@ -163,6 +163,20 @@ TEST(CliSet, EditsDryRunsAndRefusesConflicts) {
   EXPECT_NE(bad.output.find("statically linked"), std::string::npos);
 }
 
+// A static program has no loader, and an object file is not linked yet: neither is "statically linked by glibc".
+TEST(CliPrint, StaticProgramsAndObjectFilesAreSaidForWhatTheyAre) {
+  auto tree = runpatch_cli({"tree", (host().dir / "prog-static").string()}, false);
+  EXPECT_EQ(tree.exit_code, 0) << tree.output;
+  EXPECT_NE(tree.output.find("(statically linked: no loader, nothing is resolved)"), std::string::npos) << tree.output;
+  EXPECT_EQ(tree.output.find("ld-linux"), std::string::npos) << tree.output;
+  if (!test::have_program("cc")) GTEST_SKIP() << "needs cc for an object file";
+  fs::path dir = test::scratch_dir("cli_print/object");
+  test::write_file(dir / "o.c", {'i', 'n', 't', ' ', 'f', ';', '\n'});
+  ASSERT_EQ(test::run_command({"cc", "-c", "-o", (dir / "o.o").string(), (dir / "o.c").string()}, true).exit_code, 0);
+  auto print = runpatch_cli({"print", (dir / "o.o").string()}, false);
+  EXPECT_NE(print.output.find("none (a relocatable object: not linked yet)"), std::string::npos) << print.output;
+}
+
 }  // namespace
 }  // namespace runpatch
 
