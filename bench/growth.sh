@@ -14,6 +14,8 @@
 # --in-place: one write into the file (the edit fit the existing tables), a
 # staged commit into the file, or an edited copy renamed over it (what
 # `runpatch set` says of each file).
+# PATHS_ONLY=1: only the path columns (no patchelf run; the growth columns then
+# say nothing). "Nix build" is --in-place with $NIX_BUILD_TOP set, as the hooks run.
 # Usage: bench/growth.sh [CUDA_DIR] [SYSTEM_LIBS_LIMIT]
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -46,8 +48,8 @@ path_of() {
   esac
 }
 
-printf '%-8s %6s %14s %14s %10s %8s  %-18s %-26s %s\n' edit files runpatch patchelf '<=patchelf' over+4k \
-  'default: 1w/copy' '--in-place: 1w/staged/copy' worst
+printf '%-8s %6s %14s %14s %10s %8s  %-18s %-26s %-26s %s\n' edit files runpatch patchelf '<=patchelf' over+4k \
+  'default: 1w/copy' '--in-place: 1w/staged/copy' 'Nix build: 1w/staged/copy' worst
 for edit in prepend set300 ldcache; do
   total_ours=0 total_theirs=0 no_worse=0 over=0 n=0 worst=0 worst_file=-
   declare -A paths=()
@@ -62,11 +64,15 @@ for edit in prepend set300 ldcache; do
     flags=(--runpath "$new_rpath")
     [[ $edit == ldcache ]] && flags+=(--ldcache)
     line=$("$runpatch" set "${flags[@]}" "$work/ours" 2>/dev/null) || continue
-    patchelf --set-rpath "$new_rpath" "$work/theirs" 2>/dev/null || continue
+    if [[ -z ${PATHS_ONLY:-} ]]; then patchelf --set-rpath "$new_rpath" "$work/theirs" 2>/dev/null || continue; fi
     cp "$f" "$work/in-place"
     in_place_line=$("$runpatch" set --in-place "${flags[@]}" "$work/in-place" 2>/dev/null) || in_place_line=failed
+    cp "$f" "$work/in-build"
+    in_build_line=$(NIX_BUILD_TOP=$work "$runpatch" set --in-place "${flags[@]}" "$work/in-build" 2>/dev/null) ||
+      in_build_line=failed
     paths[default-$(path_of "$line")]=$(( ${paths[default-$(path_of "$line")]:-0} + 1 ))
     paths[in-place-$(path_of "$in_place_line")]=$(( ${paths[in-place-$(path_of "$in_place_line")]:-0} + 1 ))
+    paths[in-build-$(path_of "$in_build_line")]=$(( ${paths[in-build-$(path_of "$in_build_line")]:-0} + 1 ))
     ours=$(( $(stat -c %s "$work/ours") - old_size ))
     theirs=$(( $(stat -c %s "$work/theirs") - old_size ))
     n=$((n + 1)); total_ours=$((total_ours + ours)); total_theirs=$((total_theirs + theirs))
@@ -75,9 +81,10 @@ for edit in prepend set300 ldcache; do
     [[ -n $written && $ours -gt $((written + 4096)) ]] && over=$((over + 1))
     if [[ $((ours - theirs)) -gt $worst ]]; then worst=$((ours - theirs)); worst_file="$f (+$ours vs +$theirs)"; fi
   done
-  printf '%-8s %6d %14d %14d %9d%% %8d  %-18s %-26s %s\n' "$edit" "$n" "$total_ours" "$total_theirs" \
+  printf '%-8s %6d %14d %14d %9d%% %8d  %-18s %-26s %-26s %s\n' "$edit" "$n" "$total_ours" "$total_theirs" \
     $((n ? no_worse * 100 / n : 0)) "$over" \
     "${paths[default-one-write]:-0}/${paths[default-copy]:-0}" \
-    "${paths[in-place-one-write]:-0}/${paths[in-place-staged]:-0}/${paths[in-place-copy]:-0}" "$worst_file"
+    "${paths[in-place-one-write]:-0}/${paths[in-place-staged]:-0}/${paths[in-place-copy]:-0}" \
+    "${paths[in-build-one-write]:-0}/${paths[in-build-staged]:-0}/${paths[in-build-copy]:-0}" "$worst_file"
   unset paths
 done

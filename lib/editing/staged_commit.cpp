@@ -76,6 +76,7 @@ EditPlan interim_of_staged(const EditPlan& staged) {
   EditPlan interim;
   interim.strategy = staged.strategy;
   interim.reclaimed_from = staged.reclaimed_from;
+  interim.warnings = staged.warnings;  // they explain what the result lacks (a note not written)
   for (const auto& w : staged.writes)
     if (w.phase == WritePhase::Prepare || w.phase == WritePhase::Commit) {
       interim.writes.push_back(w);

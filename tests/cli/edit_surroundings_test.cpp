@@ -136,6 +136,20 @@ TEST(EditSurroundings, RepeatedAppendedEditsDoNotAccumulate) {
   }
 }
 
+// A staged commit verifies its interim state as well; a note the edit could
+// not write (nothing to resolve) is explained by a warning there too.
+TEST(EditSurroundings, AStagedEditThatWritesNoNoteSucceeds) {
+  fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/staged-no-note"));
+  fs::path stub = copy_fixture("cuda-pkg/lib/stubs/libcuda.so", dir / "libcuda.so");  // no DT_NEEDED
+  auto edit = test::run_command({"env", "NIX_BUILD_TOP=" + dir.string(), RUNPATCH_CLI, "set", "--in-place", "--ldcache",
+                                 "--runpath", "/run/opengl-driver/lib:/opt/" + std::string(200, 's'), stub.string()},
+                                true);
+  EXPECT_EQ(edit.exit_code, 0) << edit.output;
+  EXPECT_TRUE(contains(edit.output, "(staged commit)")) << edit.output;
+  EXPECT_TRUE(contains(edit.output, "no resolution cache written")) << edit.output;
+  EXPECT_EQ(runpath(stub), "/run/opengl-driver/lib:/opt/" + std::string(200, 's'));
+}
+
 // "FILE: STRATEGY (how), HOW WRITTEN; OLD -> NEW bytes, +GROWTH (N bytes written)".
 TEST(EditSurroundings, TheEditLineSaysHowTheFileWasWrittenAndCountsEveryByte) {
   fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/line"));
