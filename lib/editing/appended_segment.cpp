@@ -3,7 +3,6 @@
 #include <map>
 
 #include "editing/layout_math.hpp"
-#include "editing/string_refs.hpp"
 
 namespace runpatch {
 
@@ -191,13 +190,11 @@ class SegmentAppender : PlanContext<E> {
   // edits do not pile up old strings.
   uint64_t kept_strings_size() const {
     if (!earlier_segment_) return table_.strtab_size;
-    detail::StringRefCollector<E> refs(view_, table_);
-    auto used = refs.symbol_and_version_refs();
+    auto used = symbol_string_refs();
     if (!used) return table_.strtab_size;  // cannot tell what is referenced: keep everything
-    uint64_t end = 1;                      // the empty string at offset 0
+    add_unchanged_entry_refs(*used);
+    uint64_t end = 1;  // the empty string at offset 0
     for (const auto& r : *used) end = std::max(end, r.end);
-    for (const auto& e : model_.entries)
-      if (e.text && !e.changed) end = std::max<uint64_t>(end, e.value + e.text->size() + 1);
     return std::min<uint64_t>(end, table_.strtab_size);
   }
 

@@ -285,14 +285,12 @@ class EditPlanner : PlanContext<E> {
   };
 
   Expected<std::optional<StringUse>> string_use() {
-    detail::StringRefCollector<E> refs(view_, table_);
-    auto symbols = refs.symbol_and_version_refs();
+    auto symbols = symbol_string_refs();
     if (!symbols) return std::optional<StringUse>();  // cannot prove bytes free: append instead
     StringUse use{*symbols, *symbols};
     for (const auto& e : original_.entries)
       if (e.text) use.now.push_back({e.value, e.value + e.text->size() + 1});
-    for (const auto& e : model_.entries)
-      if (e.text && !e.changed) use.survives.push_back({e.value, e.value + e.text->size() + 1});
+    add_unchanged_entry_refs(use.survives);
     return std::optional<StringUse>(std::move(use));
   }
 

@@ -19,6 +19,7 @@
 #include "editing/dynamic_model.hpp"
 #include "editing/planned_write.hpp"
 #include "editing/resolution_cache_edit.hpp"
+#include "editing/string_refs.hpp"
 #include "editing/symbol_rename.hpp"
 
 namespace runpatch {
@@ -70,6 +71,21 @@ struct PlanContext {
   }
 
   static std::vector<uint8_t> phdr_bytes(const Phdr& ph) { return bytes_of(std::span<const Phdr>(&ph, 1)); }
+
+  // The dynamic strings that symbols and version entries reference; nullopt
+  // when the symbols cannot be enumerated (then no byte may count as free).
+  std::optional<std::vector<ByteRange>> symbol_string_refs() const {
+    detail::StringRefCollector<E> refs(view_, table_);
+    auto ranges = refs.symbol_and_version_refs();
+    if (!ranges) return std::nullopt;
+    return std::move(*ranges);
+  }
+
+  // Adds the strings of the dynamic entries the request leaves as they are.
+  void add_unchanged_entry_refs(std::vector<ByteRange>& into) const {
+    for (const auto& e : model_.entries)
+      if (e.text && !e.changed) into.push_back({e.value, e.value + e.text->size() + 1});
+  }
 
   uint64_t phdr_offset(size_t index) const { return uint64_t(view_.ehdr().e_phoff) + index * sizeof(Phdr); }
 
@@ -143,6 +159,7 @@ struct PlanContext {
   using Ctx = PlanContext<E>;          \
   using Ctx::add_interp_write;         \
   using Ctx::add_symbol_rename_writes; \
+  using Ctx::add_unchanged_entry_refs; \
   using Ctx::add_version_need_writes;  \
   using Ctx::append_description;       \
   using Ctx::copy_range;               \
@@ -154,6 +171,7 @@ struct PlanContext {
   using Ctx::interp_phdr_;             \
   using Ctx::kMaxLoadAlign;            \
   using Ctx::kMinPage;                 \
+  using Ctx::symbol_string_refs;       \
   using Ctx::kSpareDynamicSlots;       \
   using Ctx::kStringSlack;             \
   using Ctx::model_;                   \

@@ -41,9 +41,6 @@ struct EditPlan {
   // killed before its commit (nothing references them): this plan writes over
   // them, and the file is cut to new_size after the commit.
   std::optional<uint64_t> reclaimed_from;
-  // A staged commit (staged_commit.hpp): where the interim copy of the program
-  // header table lies, past new_size; cut off after the Switch write.
-  std::optional<uint64_t> interim_table_at;
   // The program header table stays at the front of the file and, where it
   // grew, with room after it for the table a later patchelf writes
   // (docs/editing.md §3). false: loaders accept the result; strip, eu-strip

@@ -62,7 +62,6 @@ Expected<bool> stage(const MappedElfView<E>& view, std::span<const uint8_t> file
   staged.push_back(
       {WritePhase::Switch, 0, std::vector<uint8_t>(front.begin(), front.begin() + sizeof(Ehdr)), "ELF header"});
   plan.writes = std::move(staged);
-  plan.interim_table_at = interim;
   return true;
 }
 
