@@ -1,6 +1,7 @@
 // runpatch check: every rule has a file that triggers it and one that does
 // not; a clean tree passes; JUnit and SARIF reports carry their required parts.
 #include <gtest/gtest.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
@@ -230,6 +231,62 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
             std::set<std::string>{});
 }
 
+// $LIB and $PLATFORM expand in every rule as the resolver expands them:
+// missing-entry does not call '$ORIGIN/../$LIB' missing when it exists.
+TEST_F(Check, LoaderTokensExpandInEveryRule) {
+  auto tree = resolve_tree(host_.dir / "prog-pie", options_.env);
+  ASSERT_TRUE(tree);
+  // The value the host loader gives $LIB, found by resolving an entry that names it.
+  fs::path probe = file("prog-pie", "probe/prog", "$ORIGIN/$LIB");
+  auto probed = resolve_tree(probe, options_.env);
+  ASSERT_TRUE(probed);
+  ASSERT_FALSE(probed->lib_token.empty());
+  fs::path greet_dir = root_ / "pkg" / probed->lib_token;
+  fs::create_directories(greet_dir);
+  fs::copy_file(host_.dir / "lib/libgreet.so", greet_dir / "libgreet.so");
+  fs::path prog = file("prog-pie", "pkg/bin/prog", "$ORIGIN/../$LIB");
+  EXPECT_EQ(rules_for(prog), std::set<std::string>{});
+  EXPECT_EQ(test::run_program(host_, prog).output, "hello from lib\n");
+  fs::path braced = file("prog-pie", "pkg/bin/prog-braced", "$ORIGIN/../${LIB}:$ORIGIN/../${LIB}/none");
+  EXPECT_EQ(rules_for(braced), std::set<std::string>{"missing-entry"});
+}
+
+// unused-entry never advises dropping what a dlopen may need: $ORIGIN, a
+// directory of the file's own package that holds libraries, a directory holding a library its dlopen notes name,
+// or, for a CUDA library (cuDNN loads libcudnn_ops & co. by name), other CUDA
+// libraries. Ordinary directories are not measured as closure cost.
+TEST_F(Check, UnusedEntryKeepsWhatADlopenMayNeed) {
+  std::string used = store_dir(root_ / "u", "greet-1.0");
+  file("lib/libgreet.so", fs::path(used).lexically_relative(root_) / "libgreet.so", std::nullopt);
+  fs::create_directories(root_ / "cudnn-ops/lib");
+  fs::copy_file(host_.dir / "lib/libgreet.so", root_ / "cudnn-ops/lib/libcudnn_ops.so.9");
+  fs::create_directories(root_ / "cudnn/lib/plugins");
+  fs::copy_file(host_.dir / "lib/libgreet.so", root_ / "cudnn/lib/plugins/libplugin.so");
+  fs::path cudnn = file("lib/libgreet.so", "cudnn/lib/libcudnn.so.9",
+                        "$ORIGIN:$ORIGIN/plugins:" + (root_ / "cudnn-ops/lib").string());
+  {
+    EditRequest soname;
+    soname.soname = "libcudnn.so.9";
+    ASSERT_TRUE(edit_elf_file(cudnn, soname));
+  }
+  EXPECT_EQ(rules_for(cudnn), std::set<std::string>{});
+
+  // A directory only a dlopen note names a library of.
+  fs::create_directories(root_ / "plugins");
+  fs::copy_file(host_.dir / "lib/libgreet.so", root_ / "plugins/libgreet.so");
+  fs::path host = file("libplugin-host.so", "host/libplugin-host.so", used + ":" + (root_ / "plugins").string());
+  auto findings = check_paths({host}, options_).findings;
+  for (const auto& f : findings) EXPECT_NE(f.rule_id(), "unused-entry") << f.message;
+
+  // An ordinary directory is reported unused, without a closure size.
+  fs::create_directories(root_ / "plain");
+  fs::path prog = file("prog-pie", "prog-plain", used + ":" + (root_ / "plain").string());
+  findings = check_paths({prog}, options_).findings;
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].rule_id(), "unused-entry");
+  EXPECT_EQ(findings[0].message.find("alive"), std::string::npos) << findings[0].message;
+}
+
 TEST_F(Check, ForeignMachineInATree) {
   std::optional<test::FixtureArch> foreign;
   for (const auto& a : test::fixture_arches())
@@ -348,7 +405,7 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
     // Every one loads libcuda.so.1: it names it (libcudart, or a static CUDA runtime inside).
     auto bytes = test::read_file(f.file);
     const std::string needle("libcuda.so.1\0", 13);
-    EXPECT_NE(std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end()), bytes.end()) << f.file;
+    EXPECT_NE(::memmem(bytes.data(), bytes.size(), needle.data(), needle.size()), nullptr) << f.file;
   }
   // libcudart dlopens the driver; libcublasLt and libcufft carry the static runtime, which does too.
   for (const char* lib : {"libcudart.so.13", "libcublasLt.so.13", "libcufft.so.12"}) {

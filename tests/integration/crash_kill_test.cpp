@@ -68,9 +68,10 @@ int wait_status(pid_t pid) {
   return status;
 }
 
-int trials_wanted() {
+// RUNPATCH_KILL_TRIALS overrides the default (the sanitizer build kills fewer times).
+int trials_wanted(int default_trials) {
   if (const char* n = std::getenv("RUNPATCH_KILL_TRIALS")) return std::max(1, std::atoi(n));
-  return 200;
+  return default_trials;
 }
 
 // How long one edit of a fresh copy takes here (median of five: a cold first
@@ -165,7 +166,7 @@ TEST_F(CrashSafety, SigkillAtRandomMomentsLeavesOldOrNewFile) {
   ASSERT_GT(window, 0);
 
   std::mt19937 random(20261122);
-  int trials = trials_wanted();
+  int trials = trials_wanted(200);
   int killed = 0, finished = 0, old_seen = 0, killed_in_batch = 0, window_debris = 0;
   for (int t = 0; t < trials; ++t) {
     // A loaded machine (sanitizers, parallel tests) stretches sleeps and
@@ -424,7 +425,7 @@ TEST_F(LibraryCrashSafety, SigkillAtAThousandMomentsLeavesOldOrNew) {
   long window = median_edit_micros(lib_, original_, new_runpath_, intended_);
   ASSERT_GT(window, 0);
   std::mt19937 random(20261123);
-  int trials = std::max(trials_wanted(), 1000);
+  int trials = trials_wanted(1000);
   std::map<CrashState, int> states;
   int killed = 0;
   for (int t = 0; t < trials; ++t) {

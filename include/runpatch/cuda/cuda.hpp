@@ -19,6 +19,16 @@ inline constexpr const char* kDefaultDriverDir = "/run/opengl-driver/lib";
 // Whether an existing entry is a cuda_compat directory: a directory named
 // "compat" inside a cuda_compat / cuda-compat package.
 bool looks_like_compat_dir(const std::string& entry);
+// Whether a runpath entry is a compat layer by name or by content: host_dir
+// (the entry as this host sees it) holds a libcuda that is not the toolkit's
+// stub, and the entry is neither a driver directory nor a system library
+// directory (where a host's own driver installs libcuda).
+bool is_compat_layer(const std::string& entry, const std::filesystem::path& host_dir,
+                     std::span<const std::string> driver_dirs);
+// Whether the libcuda in host_dir needs driver libraries its directory lacks
+// (Jetson's cuda_compat libcuda needs the driver's libnvrm_gpu/libnvrm_mem):
+// a layer that only works with the driver directory behind it.
+bool libcuda_needs_driver_beside(const std::filesystem::path& host_dir);
 
 // True for the CUDA toolkit's link-time stubs (lib/stubs/libcuda.so and friends).
 bool is_stub_library(const std::string& path);
