@@ -156,6 +156,10 @@ class SegmentAppender : PlanContext<E> {
         if (phdrs_[i].p_type == elf::PT_NOTE) at = i + 1;
       phdrs_.insert(phdrs_.begin() + at, Phdr{});
       note_at_ = at;
+      // A PT_NOTE listed before the last PT_LOAD (patchelf sorts a non-PIE's
+      // table by offset after moving its notes to the front): the new LOAD
+      // slots moved down with everything after the note.
+      if (at <= load_at_) ++load_at_;
     }
     if (stack_entry_wanted_) phdrs_.push_back(Phdr{});  // PT_NULL: fold_header_fields makes it PT_GNU_STACK
     if (phdrs_.size() >= elf::PN_XNUM) return view_.error("too many program headers to add one");

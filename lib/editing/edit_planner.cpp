@@ -39,9 +39,10 @@ class EditPlanner : PlanContext<E> {
     RUNPATCH_CHECK(plan_interpreter(request));
     stack_entry_wanted_ =
         request.headers.exec_stack && !view_.find_phdr(elf::PT_GNU_STACK) && !view_.find_phdr(elf::PT_NULL);
-    note_ = plan_note_change(view_, info_, model_, request);
+    RUNPATCH_TRY(note_, plan_note_change(view_, info_, original_, model_, request));
 
     RUNPATCH_TRY(EditPlan result, plan_tables());
+    result.carries_resolution_cache = note_.writes() || (note_.existing && note_.action == NoteChange::Action::None);
     // The note's and the planner's warnings, then the layout's.
     result.warnings.insert(result.warnings.begin(), warnings_.begin(), warnings_.end());
     result.warnings.insert(result.warnings.begin(), note_.warnings.begin(), note_.warnings.end());
@@ -54,7 +55,7 @@ class EditPlanner : PlanContext<E> {
     bool header_fields = r.headers.osabi || r.headers.exec_stack;
     return (r.interpreter || header_fields) && !r.runpath && !r.soname && r.add_needed.empty() &&
            r.remove_needed.empty() && r.replace_needed.empty() && r.rename_symbols.empty() &&
-           r.resolution_cache == ResolutionCacheMode::Refresh && !needs_dynamic_entries(r.headers) &&
+           follows_other_changes(r.resolution_cache) && !needs_dynamic_entries(r.headers) &&
            r.headers.clear_symbol_version.empty();
   }
 

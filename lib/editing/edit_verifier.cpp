@@ -184,8 +184,9 @@ Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& ol
 template <class E>
 bool is_load_dropped_with_tables(const ElfView<E>& old_view, const DynamicTable<E>& table, const elf::Phdr<E>& ph) {
   // A segment an earlier edit appended (dynamic strings and section, or a
-  // resolution-cache note) may be replaced; code never is.
-  if (ph.p_flags & elf::PF_X || &ph == old_view.find_phdr(elf::PT_LOAD)) return false;
+  // resolution-cache note) may be replaced; code never is, nor a segment
+  // with zero-filled memory (.bss: no edit appends one).
+  if (ph.p_flags & elf::PF_X || &ph == old_view.find_phdr(elf::PT_LOAD) || ph.p_memsz != ph.p_filesz) return false;
   auto holds = [&](uint64_t off) { return off >= ph.p_offset && off - ph.p_offset < uint64_t(ph.p_filesz); };
   if (holds(table.offset) || holds(table.strtab_offset)) return true;
   bool holds_note = false;
@@ -464,7 +465,7 @@ Status check_dynamic(const ElfView<E>& old_view, const DynamicTable<E>& old_tabl
 }
 
 Status check_facts(const std::string& path, const ElfInfo& before, const ElfInfo& after, const ExpectedFacts& expected,
-                   const EditRequest& request, const EditPlan& plan) {
+                   const EditPlan& plan) {
   RUNPATCH_CHECK(expect_equal(path, "interpreter", expected.interpreter, after.interpreter));
   RUNPATCH_CHECK(expect_equal(path, "soname", expected.soname, after.soname));
   RUNPATCH_CHECK(expect_equal(path, "DT_NEEDED", expected.needed, after.needed));
@@ -479,12 +480,7 @@ Status check_facts(const std::string& path, const ElfInfo& before, const ElfInfo
   if (after.dlopen != before.dlopen) return verification_error(path, "the .note.dlopen entries", "changed");
   if (after.resolution_cache && !after.resolution_cache->defect.empty())
     return verification_error(path, "the resolution-cache note", "is unreadable: " + after.resolution_cache->defect);
-  // A warning explains a note that could not be written or had to go.
-  if (std::any_of(plan.warnings.begin(), plan.warnings.end(),
-                  [](const std::string& w) { return w.find("resolution cache") != std::string::npos; }))
-    return {};
-  bool wanted = request.resolution_cache == ResolutionCacheMode::Write ||
-                (request.resolution_cache == ResolutionCacheMode::Refresh && before.resolution_cache);
+  bool wanted = plan.carries_resolution_cache.value_or(before.resolution_cache.has_value());
   if (wanted != after.resolution_cache.has_value())
     return verification_error(path, "the resolution-cache note", wanted ? "is missing" : "is still present");
   return {};
@@ -496,7 +492,7 @@ Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const 
   const std::string& path = old_view.path();
   RUNPATCH_TRY(auto old_table, read_dynamic(old_view));
   RUNPATCH_TRY(ElfInfo after, read_elf_info(result));
-  RUNPATCH_CHECK(check_facts(path, before, after, expected, request, plan));
+  RUNPATCH_CHECK(check_facts(path, before, after, expected, plan));
   RUNPATCH_TRY(auto new_view, ElfView<E>::parse(result));
   RUNPATCH_TRY(auto new_table, read_dynamic(new_view));
   if (!old_table || !old_table->has_strtab) {

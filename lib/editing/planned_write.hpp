@@ -46,6 +46,8 @@ struct EditPlan {
   // (docs/editing.md §3). false: loaders accept the result; strip, eu-strip
   // or a later patchelf may not.
   bool fits_later_tools = true;
+  // Whether the edited file carries a resolution-cache note; unset: as before.
+  std::optional<bool> carries_resolution_cache;
 };
 
 // The size of the unit a disk writes atomically on every device: one write

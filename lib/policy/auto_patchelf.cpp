@@ -165,7 +165,7 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
     RunpathPolicy policy = o.layers;
     policy.keep_existing = false;
     policy.resolved_dirs = rpath;
-    runpath = apply_policy(policy, effective_runpath(*info));
+    runpath = apply_policy(policy, effective_runpath(*info), compat_entries_by_content(policy, *info));
   } else {
     runpath = join_unique(rpath);
   }

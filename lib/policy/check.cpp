@@ -38,8 +38,9 @@ class Checker {
   void check(const fs::path& path, const ElfInfo& info, std::vector<Finding>& out) {
     out_ = &out;
     file_ = path.string();
-    check_runpath(info);
-    check_dependencies(path, info);
+    auto tree = session_.resolve_tree(path);
+    check_runpath(info, tree ? &*tree : nullptr);
+    check_dependencies(path, info, tree);
     check_resolution_cache(info);
     if (info.interrupted_edit_tail)
       add(CheckRule::InterruptedEdit,
@@ -61,7 +62,21 @@ class Checker {
     return [this](CheckRule rule, std::string message) { add(rule, std::move(message)); };
   }
 
-  void check_runpath(const ElfInfo& info) {
+  // Which entries are compat layers, by name or by the libcuda they hold;
+  // needing_driver: those known to need the driver behind them (by name, or a
+  // libcuda needing driver libraries its directory lacks). A directory with a
+  // self-contained libcuda may be a driver of its own.
+  std::vector<bool> compat_layers(const std::vector<std::string>& entries, std::vector<bool>& needing_driver) const {
+    std::vector<bool> compat;
+    for (const auto& e : entries) {
+      fs::path host = under_root(o_.env.root, expand_origin(e, dirname_of(file_)));
+      compat.push_back(is_compat_layer(e, host, o_.driver_dirs));
+      needing_driver.push_back(looks_like_compat_dir(e) || (compat.back() && libcuda_needs_driver_beside(host)));
+    }
+    return compat;
+  }
+
+  void check_runpath(const ElfInfo& info, const DependencyTree* tree) {
     if (info.rpath && !info.runpath)
       add(CheckRule::RpathNotRunpath, "uses DT_RPATH (searched before LD_LIBRARY_PATH, inherited by dependencies)",
           o_.require_runpath ? std::optional<Severity>(Severity::Error) : std::nullopt);
@@ -71,6 +86,8 @@ class Checker {
     std::vector<std::string> entries = split_runpath(effective_runpath(info));
     std::vector<std::string> seen;
     std::optional<size_t> driver_at;
+    std::vector<bool> needing_driver;
+    std::vector<bool> compat = compat_layers(entries, needing_driver);
     for (size_t i = 0; i < entries.size(); ++i) {
       const std::string& e = entries[i];
       if (std::find(seen.begin(), seen.end(), e) != seen.end())
@@ -78,7 +95,7 @@ class Checker {
       seen.push_back(e);
       bool is_driver = std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
       if (is_driver && !driver_at) driver_at = i;
-      if (looks_like_compat_dir(e) && driver_at)
+      if (compat[i] && driver_at)
         add(CheckRule::CompatAfterDriver,
             fmt::format("cuda_compat directory '{}' comes after the driver directory '{}': "
                         "the driver's libcuda would win",
@@ -96,7 +113,10 @@ class Checker {
         if (!prefix.empty() && e.rfind(prefix, 0) == 0)
           add(CheckRule::ForbiddenPrefix, fmt::format("'{}' is under the forbidden prefix '{}'", e, prefix));
       if (is_driver) continue;  // the driver directory exists on the target machine, not here
-      std::string dir = expand_origin(e, dirname_of(file_));
+      // $LIB and $PLATFORM as the file's loader substitutes them (resolving found out).
+      if (names_loader_tokens(e) && (!tree || tree->lib_token.empty())) continue;
+      std::string dir =
+          expand_dynamic_tokens(e, {dirname_of(file_), tree ? tree->lib_token : "", tree ? tree->platform_token : ""});
       fs::path host = under_root(o_.env.root, dir);
       struct stat st {};
       if (::stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -106,7 +126,7 @@ class Checker {
       }
       if (S_ISDIR(st.st_mode) && !is_stubs_directory(e)) check_rules_nix::entry_stub(e, host, adder());
     }
-    check_rules_jetson::compat_entries(entries, o_.driver_dirs, adder());
+    check_rules_jetson::compat_entries(entries, needing_driver, o_.driver_dirs, adder());
   }
 
   // The note must say what the builder says now: a cached file that is gone,
@@ -145,8 +165,7 @@ class Checker {
     add(CheckRule::StaleLdcache, what + " (refresh: runpatch set --ldcache FILE)");
   }
 
-  void check_dependencies(const fs::path& path, const ElfInfo& info) {
-    auto tree = session_.resolve_tree(path);
+  void check_dependencies(const fs::path& path, const ElfInfo& info, const Expected<DependencyTree>& tree) {
     if (!tree) {
       add(CheckRule::UnresolvedNeeded, tree.error().message());
       return;
@@ -195,6 +214,14 @@ class Checker {
   std::string file_;
 };
 
+}  // namespace
+
+namespace {
+// The problem without the file name the finding already carries.
+std::string unreadable_message(const Error& problem) {
+  if (!problem.offset) return problem.what;
+  return fmt::format("{} (at offset {:#x})", problem.what, *problem.offset);
+}
 }  // namespace
 
 CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& options) {
@@ -247,10 +274,22 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
     std::lock_guard lock(pool_mutex);
     pool.push_back(std::move(session));
   });
+  // Every file in path order, unreadable ones among them: reports in every
+  // format then show what made the run fail.
+  std::map<std::string, std::vector<Finding>> by_file;
   for (size_t k = 0; k < dynamic.size(); ++k) {
-    report.files.push_back(listing.elf_files[dynamic[k]].string());
-    if (loaders[k]) report.loaders.emplace(report.files.back(), std::move(*loaders[k]));
-    for (auto& f : per_file[k]) report.findings.push_back(std::move(f));
+    std::string file = listing.elf_files[dynamic[k]].string();
+    if (loaders[k]) report.loaders.emplace(file, std::move(*loaders[k]));
+    by_file[file] = std::move(per_file[k]);
+  }
+  for (const auto& problem : report.problems) {
+    auto& findings = by_file[problem.file];
+    if (!options.disabled.count(CheckRule::UnreadableFile))
+      findings.push_back(make_finding(CheckRule::UnreadableFile, problem.file, unreadable_message(problem)));
+  }
+  for (auto& [file, findings] : by_file) {
+    report.files.push_back(file);
+    for (auto& f : findings) report.findings.push_back(std::move(f));
   }
   return report;
 }

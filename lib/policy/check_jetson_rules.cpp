@@ -19,12 +19,12 @@ bool is_driver_dir(const std::vector<std::string>& driver_dirs, const std::strin
 
 }  // namespace
 
-void compat_entries(const std::vector<std::string>& entries, const std::vector<std::string>& driver_dirs,
-                    const AddFinding& add) {
+void compat_entries(const std::vector<std::string>& entries, const std::vector<bool>& compat,
+                    const std::vector<std::string>& driver_dirs, const AddFinding& add) {
   bool driver_before = false;
   for (size_t i = 0; i < entries.size(); ++i) {
     if (is_driver_dir(driver_dirs, entries[i])) driver_before = true;
-    if (!looks_like_compat_dir(entries[i]) || driver_before) continue;  // a driver in front: compat-after-driver
+    if (!compat[i] || driver_before) continue;  // a driver in front: compat-after-driver
     bool driver_behind = std::any_of(entries.begin() + static_cast<long>(i) + 1, entries.end(),
                                      [&](const std::string& e) { return is_driver_dir(driver_dirs, e); });
     if (!driver_behind)

@@ -14,10 +14,10 @@ namespace runpatch::check_rules_jetson {
 
 using check_rules_nix::AddFinding;
 
-// compat-needs-driver, for a consumer: each cuda_compat entry of its runpath
-// (as written) must have a driver directory behind it.
-void compat_entries(const std::vector<std::string>& entries, const std::vector<std::string>& driver_dirs,
-                    const AddFinding& add);
+// compat-needs-driver, for a consumer: each compat entry of its runpath
+// (compat[i]: by name or content) must have a driver directory behind it.
+void compat_entries(const std::vector<std::string>& entries, const std::vector<bool>& compat,
+                    const std::vector<std::string>& driver_dirs, const AddFinding& add);
 
 // compat-needs-driver, for a libcuda itself (tree[0]): the L4T driver
 // libraries it needs must be reachable through its own runpath.

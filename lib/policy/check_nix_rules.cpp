@@ -27,6 +27,9 @@ std::optional<std::pair<std::string, std::string>> soname_major(std::string_view
   return std::make_pair(std::string(name.substr(0, so)), std::string(major));
 }
 
+// How many directory entries a rule looks at before it gives up (a time bound).
+constexpr size_t kMeasuredEntries = 100000;
+
 bool is_cuda_library(std::string_view base) {
   for (const char* prefix : {"libcu", "libnv", "libnpp", "libcudnn", "libnccl", "libcutensor"})
     if (base.rfind(prefix, 0) == 0) return true;
@@ -52,20 +55,48 @@ std::string bytes_text(uint64_t bytes) {
   return fmt::format("{} KiB", (bytes + 1023) / 1024);
 }
 
-// What keeping an entry costs: its whole store path in Nix, else the directory.
-// Nothing for an entry inside the file's own package ($ORIGIN/…, or its own
-// store path): that is alive as long as the file is.
+// What keeping an entry costs: its whole store path, measured within a bound
+// (an ordinary directory like / or /usr is no closure cost). Nothing for an
+// entry inside the file's own package: that is alive as long as the file is.
 std::string kept_alive(const std::string& entry, const fs::path& host_dir, const std::string& file) {
-  if (entry.find("$ORIGIN") != std::string::npos || entry.find("${ORIGIN}") != std::string::npos) return "";
   auto store = parse_store_path(entry);
   auto own = parse_store_path(file);
-  if (store && own && store->root == own->root) return "";
+  if (!store || (own && store->root == own->root)) return "";
   fs::path measured =
-      store ? fs::path(host_dir.string().substr(0, host_dir.string().size() - (entry.size() - store->root.size())))
-            : host_dir;
-  auto bytes = directory_bytes(measured);
+      fs::path(host_dir.string().substr(0, host_dir.string().size() - (entry.size() - store->root.size())));
+  auto bytes = directory_bytes(measured, kMeasuredEntries);
   if (!bytes) return "";
   return fmt::format("; it keeps {} alive ({})", measured.string(), bytes_text(*bytes));
+}
+
+// Whether the directory holds a library the file may dlopen without a
+// DT_NEEDED: one its dlopen notes name, libcuda for what loads the driver,
+// or, for a CUDA library, another CUDA library (cuDNN loads its
+// libcudnn_ops/_adv/_cnn/_graph, cuBLAS its cublasLt, by name).
+bool holds_a_library(const fs::path& host_dir) {
+  std::error_code ec;
+  size_t looked = 0;
+  for (fs::directory_iterator it(host_dir, ec), end; !ec && it != end && looked < kMeasuredEntries;
+       it.increment(ec), ++looked) {
+    std::string name = it->path().filename().string();
+    if (name.ends_with(".so") || name.find(".so.") != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool may_dlopen_from(const ElfInfo& info, const fs::path& host_dir) {
+  std::error_code ec;
+  for (const auto& d : info.dlopen)
+    for (const auto& soname : d.sonames)
+      if (fs::exists(host_dir / soname, ec)) return true;
+  if (loads_libcuda(info) && fs::exists(host_dir / "libcuda.so.1", ec)) return true;
+  std::string_view own = info.soname ? std::string_view(*info.soname) : basename_view(info.path);
+  if (!is_cuda_library(own)) return false;
+  size_t looked = 0;
+  for (fs::directory_iterator it(host_dir, ec), end; !ec && it != end && looked < kMeasuredEntries;
+       it.increment(ec), ++looked)
+    if (is_cuda_library(it->path().filename().string())) return true;
+  return false;
 }
 
 }  // namespace
@@ -160,16 +191,18 @@ void unused_entries(const DependencyTree& tree, const CheckOptions& o, const Add
       used.insert(dirname_of(*e.resolution.path));
   std::string origin = dirname_of(root.path);
   for (const auto& entry : split_runpath(runpath)) {
-    if (entry.empty() || std::find(o.driver_dirs.begin(), o.driver_dirs.end(), entry) != o.driver_dirs.end() ||
-        looks_like_compat_dir(entry))
-      continue;
-    std::string dir = expand_origin(entry, origin);
-    if (dir.find('$') != std::string::npos) continue;  // $LIB/$PLATFORM: cannot tell
+    if (entry.empty() || std::find(o.driver_dirs.begin(), o.driver_dirs.end(), entry) != o.driver_dirs.end()) continue;
+    // $ORIGIN/... is the file's own package: libraries there may be dlopened at any time.
+    bool in_own_package = entry.find("$ORIGIN") != std::string::npos || entry.find("${ORIGIN}") != std::string::npos;
+    if (names_loader_tokens(entry) && tree.lib_token.empty()) continue;  // the loader's values are unknown
+    std::string dir = expand_dynamic_tokens(entry, {origin, tree.lib_token, tree.platform_token});
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    if (used.count(dir)) continue;
+    if (used.count(dir) || dir == origin) continue;
     fs::path host = under_root(o.env.root, dir);
     std::error_code ec;
     if (!fs::is_directory(host, ec)) continue;  // missing-entry reports those
+    if (is_compat_layer(entry, host, o.driver_dirs) || may_dlopen_from(*root.info, host)) continue;
+    if (in_own_package && holds_a_library(host)) continue;
     add(CheckRule::UnusedEntry,
         fmt::format("'{}' resolves none of the file's libraries (runpatch-patchelf --shrink-rpath would drop it){}",
                     entry, kept_alive(entry, host, root.path)));

@@ -6,6 +6,7 @@
 
 #include "runpatch/cuda/cuda.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 
 namespace runpatch {
 
@@ -48,7 +49,8 @@ RunpathPolicy with_split_entries(RunpathPolicy policy) {
 
 }  // namespace
 
-std::string apply_policy(const RunpathPolicy& given, const std::string& current) {
+std::string apply_policy(const RunpathPolicy& given, const std::string& current,
+                         const std::set<std::string>& compat_entries) {
   const RunpathPolicy policy = with_split_entries(given);
   std::vector<std::string> existing = split_runpath(current);
   auto allowed = [&](const std::string& entry) {
@@ -75,7 +77,7 @@ std::string apply_policy(const RunpathPolicy& given, const std::string& current)
       has_driver = true;  // a driver layer added earlier keeps its place behind compat
     } else if (contains(policy.resolved_dirs, entry) || contains(policy.append, entry)) {
       continue;  // re-added by its own layer
-    } else if (looks_like_compat_dir(entry)) {
+    } else if (looks_like_compat_dir(entry) || compat_entries.count(entry)) {
       compat.push_back(entry);
     } else if (policy.keep_existing) {
       rest.push_back(entry);
@@ -105,12 +107,21 @@ std::string apply_policy(const RunpathPolicy& given, const std::string& current)
   return join_runpath(result);
 }
 
+std::set<std::string> compat_entries_by_content(const RunpathPolicy& policy, const ElfInfo& info) {
+  std::set<std::string> found;
+  for (const auto& entry : split_runpath(effective_runpath(info))) {
+    if (contains(policy.compat_dirs, entry) || contains(policy.driver_dirs, entry)) continue;
+    if (is_compat_layer(entry, expand_origin(entry, dirname_of(info.path)), policy.driver_dirs)) found.insert(entry);
+  }
+  return found;
+}
+
 EditRequest policy_request(const RunpathPolicy& policy) {
   EditRequest request;
   request.force_rpath = policy.force_rpath;
   request.runpath = [policy](const ElfInfo& info) -> Expected<RunpathChange> {
     std::string current = effective_runpath(info);
-    std::string next = apply_policy(policy, current);
+    std::string next = apply_policy(policy, current, compat_entries_by_content(policy, info));
     bool had_tag = info.runpath.has_value() || info.rpath.has_value();
     if (next.empty() && !had_tag) return RunpathChange::keep();  // nothing to add: do not create an empty tag
     if (next.empty()) return RunpathChange::remove();

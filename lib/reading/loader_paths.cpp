@@ -1,6 +1,8 @@
 #include "runpatch/reading/loader_paths.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 namespace runpatch {
 
@@ -25,6 +27,47 @@ std::vector<std::string> split_runpath(const std::string& runpath) {
 std::string join_runpath(const std::vector<std::string>& entries) {
   std::string out;
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? ":" : "") + entries[i];
+  return out;
+}
+
+namespace {
+// The length of token `name` at entry[dollar] ("$NAME" ending at a non-word
+// character, or "${NAME}"), 0 if it is not there.
+size_t token_length(const std::string& entry, size_t dollar, std::string_view name) {
+  size_t after = dollar + 1 + name.size();  // may lie past the end: "$O" is shorter than "ORIGIN"
+  if (after <= entry.size() && entry.compare(dollar + 1, name.size(), name) == 0 &&
+      (after == entry.size() || (!std::isalnum(static_cast<unsigned char>(entry[after])) && entry[after] != '_')))
+    return name.size() + 1;
+  if (entry.compare(dollar + 1, name.size() + 2, "{" + std::string(name) + "}") == 0) return name.size() + 3;
+  return 0;
+}
+}  // namespace
+
+bool names_loader_tokens(const std::string& entry) {
+  for (size_t at = entry.find('$'); at != std::string::npos; at = entry.find('$', at + 1))
+    if (token_length(entry, at, "LIB") || token_length(entry, at, "PLATFORM")) return true;
+  return false;
+}
+
+std::string expand_dynamic_tokens(const std::string& entry, const DynamicTokens& values) {
+  std::string out;
+  for (size_t i = 0; i < entry.size();) {
+    size_t n = 0;
+    if (entry[i] != '$') {
+      out += entry[i++];
+    } else if ((n = token_length(entry, i, "ORIGIN"))) {
+      out += values.origin;
+      i += n;
+    } else if ((n = token_length(entry, i, "LIB"))) {
+      out += values.lib;
+      i += n;
+    } else if ((n = token_length(entry, i, "PLATFORM"))) {
+      out += values.platform;
+      i += n;
+    } else {
+      out += entry[i++];
+    }
+  }
   return out;
 }
 

@@ -217,6 +217,11 @@ class Resolver {
           if (tree_.objects[k].path == *found.path) edge.to = k;
         tree_.edges.push_back(std::move(edge));
       }
+    if (names_loader_tokens(effective_runpath(*tree_.objects[0].info))) {
+      need_loader_facts();
+      tree_.lib_token = lib_;
+      tree_.platform_token = platform_;
+    }
     return std::move(tree_);
   }
 
@@ -544,40 +549,10 @@ class Resolver {
     return !env_.every_candidate;
   }
 
-  // Dynamic string tokens; an unknown one is kept as it is written, as glibc
-  // does (elf/dl-load.c, _dl_dst_substitute: "No DST we recognize").
+  // Dynamic string tokens; $LIB and $PLATFORM are asked of the loader only when used.
   std::vector<std::string> expand(const std::string& entry, const LoadedObject& owner) {
-    std::string out;
-    for (size_t i = 0; i < entry.size();) {
-      if (entry[i] != '$') {
-        out += entry[i++];
-        continue;
-      }
-      auto token = [&](const char* name) {
-        size_t n = std::strlen(name);
-        size_t after = i + 1 + n;  // may lie past the end: "$O" is shorter than "ORIGIN"
-        bool ends =
-            after >= entry.size() || (!std::isalnum(static_cast<unsigned char>(entry[after])) && entry[after] != '_');
-        if (after <= entry.size() && entry.compare(i + 1, n, name) == 0 && ends) return n + 1;
-        if (entry.compare(i + 1, n + 2, std::string("{") + name + "}") == 0) return n + 3;
-        return size_t(0);
-      };
-      if (size_t n = token("ORIGIN")) {
-        out += dirname_of(owner.path);
-        i += n;
-      } else if (size_t n2 = token("LIB")) {
-        need_loader_facts();
-        out += lib_;
-        i += n2;
-      } else if (size_t n3 = token("PLATFORM")) {
-        need_loader_facts();
-        out += platform_;
-        i += n3;
-      } else {
-        out += entry[i++];
-      }
-    }
-    return {out};
+    if (names_loader_tokens(entry)) need_loader_facts();
+    return {expand_dynamic_tokens(entry, {dirname_of(owner.path), lib_, platform_})};
   }
 
   // The loader's view of a host path: relative to root.

@@ -52,6 +52,33 @@ TEST(CliEdges, TrailingSlashesNameTheSameDirectoryAndTheFilesSpellingIsKept) {
   EXPECT_EQ(runpath(lib), "/run/opengl-driver/lib/:/opt/x");
 }
 
+// A compat layer is known by the libcuda it holds, wherever it lies
+// (l4t-cuda's cuda_compat/, /usr/local/cuda-12.8/compat): the driver hook run
+// after compat keeps it ahead of the driver, and check sees the wrong order.
+TEST(CliEdges, CompatLayerByContentStaysAheadOfTheDriverInEitherOrder) {
+  fs::path dir = fs::absolute(test::scratch_dir("cli_edges/compat-content"));
+  for (std::string layer : {"l4t-cuda/cuda_compat", "usr/local/cuda-12.8/compat"}) {
+    SCOPED_TRACE(layer);
+    fs::path compat = dir / layer;
+    copy_of("cuda-pkg/driver/libcuda.so.1", compat / "libcuda.so.1");
+    std::string expected = compat.string() + ":/run/opengl-driver/lib";
+    for (bool compat_first : {true, false}) {
+      fs::path lib = copy_of("lib/libgreet.so", dir / "out" / (compat_first ? "a" : "b") / "libgreet.so");
+      std::vector<std::vector<std::string>> steps = {{"compat", "--libcuda", compat.string(), lib.string()},
+                                                     {"driver", lib.string()}};
+      if (!compat_first) std::swap(steps[0], steps[1]);
+      for (const auto& step : steps) ASSERT_EQ(cli(step).exit_code, 0) << step[0];
+      EXPECT_EQ(runpath(lib), expected) << (compat_first ? "compat, then driver" : "driver, then compat");
+    }
+    fs::path wrong = copy_of("lib/libgreet.so", dir / "out/wrong/libgreet.so");
+    ASSERT_EQ(cli({"set", "--runpath", "/run/opengl-driver/lib:" + compat.string(), wrong.string()}).exit_code, 0);
+    auto check = cli({"check", "--ignore-environment", wrong.string()});
+    EXPECT_EQ(check.exit_code, 1) << check.output;
+    EXPECT_TRUE(contains(check.output, "compat-after-driver")) << check.output;
+    fs::remove_all(dir / "out");
+  }
+}
+
 // A command line CLI11 cannot parse is one error naming the tool, exit 2.
 TEST(CliEdges, ParserErrorsNameTheTool) {
   for (std::vector<std::string> args :
@@ -99,7 +126,10 @@ TEST(CliEdges, ANamedPathThatIsMissingOrNotElfIsAnError) {
     for (const fs::path& path : {dir / "missing", dir / "notes.txt"}) {
       auto r = cli({command, path.string()});
       EXPECT_EQ(r.exit_code, 1) << command << " " << path << "\n" << r.output;
-      EXPECT_TRUE(contains(r.output, "runpatch: " + path.string() + ": ")) << command << "\n" << r.output;
+      // check: a finding of its report, as every unreadable file is.
+      std::string expected = std::string(command) == "check" ? path.string() + ":\n  error   unreadable-file"
+                                                             : "runpatch: " + path.string() + ": ";
+      EXPECT_TRUE(contains(r.output, expected)) << command << "\n" << r.output;
     }
   }
   EXPECT_TRUE(contains(cli({"driver", (dir / "notes.txt").string()}).output, "not an ELF file"));

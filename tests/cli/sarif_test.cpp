@@ -184,6 +184,44 @@ TEST(CheckReports, JunitAndJsonStayWellFormedForNamesThatAreNotText) {
   EXPECT_TRUE(json::accept(as_json.output)) << as_json.output;
 }
 
+// A file check cannot read fails the run, and every report says why: an
+// unreadable-file finding in text, JSON, SARIF and JUnit alike.
+TEST(CheckReports, AnUnreadableFileIsAFindingInEveryFormat) {
+  fs::path root = fs::absolute(test::scratch_dir("sarif/unreadable"));
+  auto bytes = test::read_file(test::fixture_arches().at(0).dir / "lib/libgreet.so");
+  bytes.resize(200);  // the ELF header, then program headers cut short
+  test::write_file(root / "libcut.so", bytes);
+  fs::path junit = root / "report.xml", sarif = root / "report.sarif";
+  auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", (root / "libcut.so").string(), "--junit",
+                              junit.string(), "--sarif", sarif.string()},
+                             true);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("unreadable-file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("libcut.so"), std::string::npos) << r.output;
+
+  auto as_json = test::run_command({RUNPATCH_CLI, "check", "--json", "--ignore-environment", root.string()});
+  EXPECT_EQ(as_json.exit_code, 1);
+  json report = json::parse(as_json.output);
+  ASSERT_EQ(report["findings"].size(), 1u) << as_json.output;
+  EXPECT_EQ(report["findings"][0]["rule"], "unreadable-file");
+  EXPECT_EQ(report["findings"][0]["file"], (root / "libcut.so").string());
+
+  json log = json::parse(test::read_file(sarif));
+  EXPECT_TRUE(github_sarif_violations(log).empty());
+  ASSERT_EQ(log["runs"][0]["results"].size(), 1u);
+  EXPECT_EQ(log["runs"][0]["results"][0]["ruleId"], "unreadable-file");
+  auto xml_bytes = test::read_file(junit);
+  std::string xml(xml_bytes.begin(), xml_bytes.end());
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("tests=\"0\""), std::string::npos) << xml;
+
+  // Turned off, the rule leaves nothing to fail on: report and exit code agree.
+  auto off = test::run_command(
+      {RUNPATCH_CLI, "check", "--json", "--ignore-environment", "--disable", "unreadable-file", root.string()});
+  EXPECT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_TRUE(json::parse(off.output)["findings"].empty()) << off.output;
+}
+
 TEST(CheckReports, AReportThatCannotBeWrittenIsOneErrorAndExitTwo) {
   fs::path root = fs::absolute(test::scratch_dir("sarif/unwritable"));
   fs::copy_file(test::fixture_arches().at(0).dir / "lib/libgreet.so", root / "libgreet.so");

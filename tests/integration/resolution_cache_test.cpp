@@ -110,6 +110,35 @@ class Ldcache : public ::testing::TestWithParam<FixtureArch> {
   fs::path dir_;
 };
 
+// patchelf moves a non-PIE's notes into a new first PT_LOAD and sorts the
+// program headers by offset, so a PT_NOTE comes before the last PT_LOAD: the
+// note's new LOAD still goes after the last one and no PT_LOAD is replaced
+// (once the .bss segment was overwritten and the program crashed).
+TEST_P(Ldcache, NoteOnANonPieThatPatchelfEditedKeepsEveryLoad) {
+  if (!test::have_program("patchelf")) GTEST_SKIP() << "Debian's patchelf is the oracle that makes the layout";
+  fs::path file = prepare("patchelf-nopie", "prog-nopie");
+  auto patched = test::run_command({"patchelf", "--set-rpath", at("moved"), file.string()}, true);
+  ASSERT_EQ(patched.exit_code, 0) << patched.output;
+  auto before = read_elf_info(file);
+  ASSERT_TRUE(before);
+  auto loads = [](const fs::path& f) {
+    auto r = test::run_command({"readelf", "-lW", f.string()});
+    std::vector<std::string> rows;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("  LOAD ") != std::string::npos) rows.push_back(line);
+    return rows;
+  };
+  auto old_loads = loads(file);
+  auto outcome = edit_elf_file(file, set(at("moved"), ResolutionCacheMode::Write));
+  ASSERT_TRUE(outcome) << outcome.error().message();
+  auto new_loads = loads(file);
+  ASSERT_EQ(new_loads.size(), old_loads.size() + 1);
+  for (size_t i = 0; i < old_loads.size(); ++i) EXPECT_EQ(new_loads[i], old_loads[i]) << "PT_LOAD " << i;
+  EXPECT_TRUE(read_elf_info(file)->resolution_cache.has_value());
+  expect_runs(file);
+}
+
 // Every kind of entry: missing dir, dir without the library, $ORIGIN, empty
 // (the current directory), the library's dir, a dir with glibc-hwcaps/.
 TEST_P(Ldcache, NoteSaysWhereEachLibraryIsAndEveryProgramRuns) {

@@ -192,7 +192,9 @@ EditRequest patchelf_request(const PatchelfArguments& a) {
   request.remove_needed = a.remove_needed;
   request.replace_needed = a.replace_needed;
   request.rename_symbols = a.rename_symbols;
-  if (a.build_resolution_cache) request.resolution_cache = ResolutionCacheMode::Write;
+  // patchelf drops a note with any change of DT_NEEDED or the runpath, and builds one only once.
+  request.resolution_cache =
+      a.build_resolution_cache ? ResolutionCacheMode::WriteOnce : ResolutionCacheMode::DropOnChange;
   return request;
 }
 

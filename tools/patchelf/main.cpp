@@ -30,6 +30,8 @@ using elf::ET_DYN, elf::ET_EXEC;
 // patchelf says "missing ELF header" for a file shorter than an Elf32_Ehdr.
 constexpr uint64_t kSmallestElfHeader = sizeof(elf::Ehdr<elf::Elf32LE>);
 const char* const kStaticMessage = "cannot find section '.dynamic'. The input file is most likely statically linked";
+const char* const kNoInterpreterMessage =
+    "cannot find section '.interp'. The input file is most likely statically linked";
 
 [[noreturn]] void fail(const std::string& message) {
   runpatch::cli::log_error("{}", message);
@@ -110,8 +112,7 @@ void print_requested(const Arguments& a, const ElfInfo& info, const std::string&
   bool dynamic_readable = info.has_dynamic;
   if ((a.print_rpath || a.print_needed) && !dynamic_readable && !info.debug_only) fail(kStaticMessage);
   if (a.print_interpreter) {
-    if (!info.interpreter && !info.debug_only)
-      fail("cannot find section '.interp'. The input file is most likely statically linked");
+    if (!info.interpreter && !info.debug_only) fail(kNoInterpreterMessage);
     fmt::print("{}\n", info.interpreter.value_or(""));  // a debug file's PT_INTERP has no contents: ""
   }
   std::optional<HeaderFacts> facts;
@@ -134,9 +135,14 @@ void edit_file(const Arguments& args, const ElfInfo& info, const std::string& fi
   EditRequest request = runpatch::cli::patchelf_request(args);
   if (info.type != ET_DYN) request.soname.reset();  // patchelf sets a soname on libraries only
   HeaderEditRequest headers = runpatch::cli::patchelf_header_request(args);
-  bool needs_dynamic =
-      !request.empty() || headers.no_default_lib || headers.add_debug_tag || !headers.clear_symbol_version.empty();
+  // The interpreter needs PT_INTERP, not a dynamic section (patchelf edits a
+  // program whose PT_DYNAMIC is zeroed or gone: its tests contiguous-note-sections, empty-note).
+  EditRequest beside_interpreter = request;
+  beside_interpreter.interpreter.reset();
+  bool needs_dynamic = !beside_interpreter.empty() || headers.no_default_lib || headers.add_debug_tag ||
+                       !headers.clear_symbol_version.empty();
   if (needs_dynamic && info.is_static()) fail(kStaticMessage);
+  if (request.interpreter && !info.interpreter) fail(kNoInterpreterMessage);
   request.headers = std::move(headers);
   // patchelf writes --output even when nothing changes.
   if (request.empty() && !args.output) return;

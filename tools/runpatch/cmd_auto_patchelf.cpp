@@ -37,6 +37,8 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
   o.in_place = a.in_place;
   o.interpreter = a.interpreter;
   use_nix_bintools(o);  // $NIX_BINTOOLS, as the hook sets it
+  // The script's edits are patchelf's: a change drops a resolution-cache note.
+  o.extra.resolution_cache = ResolutionCacheMode::DropOnChange;
   if (!a.extra_args.empty()) {
     auto extra = parse_patchelf_arguments(a.extra_args);
     if (!extra) return "argument --extra-args: " + extra.error().what;

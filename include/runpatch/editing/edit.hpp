@@ -30,11 +30,20 @@ struct RunpathChange {
 using RunpathUpdate = std::function<Expected<RunpathChange>(const ElfInfo& current)>;
 
 // What an edit does to the resolution-cache note (runpatch/resolving/resolution_cache.hpp).
+// runpatch keeps a note true to the edited file; patchelf drops it and builds
+// a note once (docs/patchelf-compat.md, "Resolution cache").
 enum class ResolutionCacheMode {
   Refresh,  // a note the file has is rebuilt for the edited file: never left stale
-  Write,    // written, or refreshed (runpatch --ldcache, patchelf --build-resolution-cache)
+  Write,    // written, or refreshed (runpatch --ldcache)
   Remove,
+  DropOnChange,  // patchelf: a note goes when the edit changes DT_NEEDED or the search path
+  WriteOnce,     // patchelf --build-resolution-cache: an earlier note the edit keeps must equal the new one
 };
+
+// Whether the mode acts only through the edit's other changes (asks for no edit of its own).
+inline bool follows_other_changes(ResolutionCacheMode mode) {
+  return mode == ResolutionCacheMode::Refresh || mode == ResolutionCacheMode::DropOnChange;
+}
 
 // Fixed-size fields of the headers (patchelf's --set-os-abi, --set/clear-execstack,
 // --no-default-lib, --add-debug-tag, --clear-symbol-version).
@@ -67,7 +76,7 @@ struct EditRequest {
 
   bool empty() const {
     return !runpath && !interpreter && !soname && add_needed.empty() && remove_needed.empty() &&
-           replace_needed.empty() && rename_symbols.empty() && resolution_cache == ResolutionCacheMode::Refresh &&
+           replace_needed.empty() && rename_symbols.empty() && follows_other_changes(resolution_cache) &&
            headers.empty();
   }
 };

@@ -46,6 +46,7 @@ enum class CheckRule {
   CompatNeedsDriver,
   JetpackCudaRange,
   InterruptedEdit,
+  UnreadableFile,
 };
 
 struct RuleInfo {
@@ -98,6 +99,8 @@ inline constexpr RuleInfo kCheckRules[] = {
      "with --jetpack: the package set's CUDA release is outside the JetPack's native CUDA and cuda_compat range"},
     {CheckRule::InterruptedEdit, "interrupted-edit", Severity::Warning,
      "unreferenced bytes past the end: the tail of an edit killed before its commit (the next edit reclaims them)"},
+    {CheckRule::UnreadableFile, "unreadable-file", Severity::Error,
+     "the file cannot be read (truncated, corrupt, unreadable): no other rule could check it"},
 };
 static_assert(
     [] {
@@ -136,7 +139,7 @@ struct CheckOptions {
 struct CheckReport {
   std::vector<std::string> files;              // every dynamically linked ELF file checked, sorted
   std::vector<Finding> findings;               // grouped by file, in file order
-  std::vector<Error> problems;                 // unreadable inputs
+  std::vector<Error> problems;                 // unreadable inputs (each also an unreadable-file finding)
   std::map<std::string, LoaderModel> loaders;  // by file: whose rules resolved it
   bool any_at_least(Severity s) const;
 };

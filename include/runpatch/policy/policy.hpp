@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,16 @@ struct RunpathPolicy {
   static Expected<RunpathPolicy> from_json_text(const std::string& text, const std::string& origin);
 };
 
-// The runpath the policy gives a file whose runpath is now `current`.
-std::string apply_policy(const RunpathPolicy& policy, const std::string& current);
+// The runpath the policy gives a file whose runpath is now `current`;
+// compat_entries: entries of it found to be compat layers by their content
+// (compat_entries_by_content), placed with the compat layer wherever they are.
+std::string apply_policy(const RunpathPolicy& policy, const std::string& current,
+                         const std::set<std::string>& compat_entries = {});
+
+// The entries of the file's runpath that hold a libcuda other than the
+// driver's or a stub: cuda_compat wherever it lies (l4t-cuda's cuda_compat/,
+// /usr/local/cuda-12.8/compat), which must stay ahead of the driver.
+std::set<std::string> compat_entries_by_content(const RunpathPolicy& policy, const ElfInfo& info);
 
 // The policy as an editor request (runpath computed from the file's current one).
 EditRequest policy_request(const RunpathPolicy& policy);

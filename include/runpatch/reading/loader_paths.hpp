@@ -28,6 +28,18 @@ inline std::string expand_origin(std::string entry, const std::string& origin_di
   return entry;
 }
 
+// What glibc substitutes for the dynamic string tokens of a search path entry.
+struct DynamicTokens {
+  std::string origin;    // $ORIGIN: the directory of the object whose entry it is
+  std::string lib;       // $LIB
+  std::string platform;  // $PLATFORM
+};
+// Whether entry names $LIB or $PLATFORM (the values a loader must be asked for).
+bool names_loader_tokens(const std::string& entry);
+// $ORIGIN, $LIB, $PLATFORM, braced or not, replaced; an unknown token stays as
+// written (glibc elf/dl-load.c, _dl_dst_substitute).
+std::string expand_dynamic_tokens(const std::string& entry, const DynamicTokens& values);
+
 // Where an absolute loader-view path lies on this host when resolving under root.
 inline std::filesystem::path under_root(const std::filesystem::path& root, const std::string& path) {
   if (root.empty() || root == "/" || path.empty() || path[0] != '/') return path;

@@ -114,6 +114,8 @@ struct DependencyTree {
   LoaderModel loader;                 // whose rules resolved it
   std::vector<LoadedObject> objects;  // load (breadth-first) order; [0] is the file
   std::vector<DependencyEdge> edges;  // in the order ld.so resolves them; dlopen ones last
+  // $LIB and $PLATFORM as this loader substitutes them; set when the file's own runpath names them.
+  std::string lib_token, platform_token;
   // Every DT_NEEDED found (dlopen'ed libraries may legitimately be absent at build time).
   bool all_found() const;
 };
