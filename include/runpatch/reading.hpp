@@ -7,3 +7,4 @@
 #include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/reading/mapped_file.hpp"
 #include "runpatch/reading/resolution_cache_format.hpp"
+#include "runpatch/reading/section_audit.hpp"

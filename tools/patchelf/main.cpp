@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../common/exit_codes.hpp"
@@ -19,6 +20,7 @@
 #include "runpatch/reading/elf_types.hpp"
 #include "runpatch/editing/header_edit.hpp"
 #include "runpatch/reading/mapped_file.hpp"
+#include "runpatch/reading/section_audit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 
 namespace {
@@ -84,13 +86,58 @@ Arguments parse(int argc, char** argv) {
   return *parsed;
 }
 
+// patchelf's first words for each section-header defect its parser refuses.
+std::string_view patchelf_words(SectionDefect defect, bool grows_dynamic) {
+  switch (defect) {
+    case SectionDefect::ProgramHeadersOutOfBounds: return "program header table out of bounds";
+    case SectionDefect::SectionHeadersOutOfBounds: return "section header table out of bounds";
+    case SectionDefect::ProgramHeaderSize: return "program headers have wrong size";
+    case SectionDefect::SectionHeaderSize: return "section headers have wrong size";
+    case SectionDefect::NameTableIndex: return "string table index out of bounds";
+    case SectionDefect::NameTableOffset: return "string table offset out of bounds";
+    case SectionDefect::NameTablePastEnd: return "data region extends past file end";
+    case SectionDefect::NameTableEmpty: return "string table size is zero";
+    case SectionDefect::NameTableUnterminated: return "string table is not zero terminated";
+    case SectionDefect::SectionNameOutOfBounds: return "section name offset out of bounds";
+    case SectionDefect::SectionPastEnd: return "data offset extends past file end";
+    case SectionDefect::DynamicUnaligned: return "section content is not naturally aligned";
+    case SectionDefect::StringsUnterminated: return "string table is not NUL-terminated";
+    case SectionDefect::StringIndexOutOfBounds: return "string table index out of bounds";
+    case SectionDefect::DynamicUnterminated:
+      // patchelf's words differ by operation: growing the table overruns it.
+      return grows_dynamic ? "setSubstr: write extends past end of section"
+                           : ".dynamic section has no DT_NULL terminator";
+    case SectionDefect::GnuHashTooSmall: return ".gnu.hash section is too small";
+    case SectionDefect::GnuHashHeader: return ".gnu.hash table header out of range";
+  }
+  return "invalid ELF file";
+}
+
+// What patchelf's parser refuses in the section headers (the loader never
+// reads them), with its words first and runpatch's detail after; and its
+// warning for symbols of unnamed sections, where it rewrites sections.
+void refuse_as_patchelf(const std::string& file, const Arguments& args) {
+  auto audit = audit_section_headers(file);
+  if (!audit) fail(audit.error().message());
+  bool grows_dynamic = args.add_debug_tag || args.no_default_lib || !args.add_needed.empty();
+  if (audit->defect)
+    fail(fmt::format("{}: {}: {}", patchelf_words(audit->defect->defect, grows_dynamic), file, audit->defect->detail));
+  bool edits = !runpatch::cli::patchelf_request(args).empty();
+  for (size_t index : audit->unnamed_symbol_sections)
+    if (edits)
+      runpatch::cli::log_text(
+          runpatch::cli::LogLevel::Warning,
+          fmt::format("warning: symbol table entry refers to an unnamed section (index {})\n", index));
+}
+
 // The file as patchelf reads it: missing files, short files and other
 // formats give patchelf's words; other defects give runpatch's (more precise) ones.
-ElfInfo read_as_patchelf(const std::string& file) {
+ElfInfo read_as_patchelf(const std::string& file, const Arguments& args) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) fail(fmt::format("getting info about '{}': {}", file, std::strerror(errno)));
   if (S_ISREG(st.st_mode) && uint64_t(st.st_size) < kSmallestElfHeader) fail("missing ELF header");
   if (S_ISREG(st.st_mode) && !has_elf_magic(file)) fail("not an ELF executable");
+  if (S_ISREG(st.st_mode)) refuse_as_patchelf(file, args);
   auto info = read_elf_info(file);
   if (!info) fail(info.error().message());
   if (info->type != ET_EXEC && info->type != ET_DYN) fail("wrong ELF type");
@@ -171,7 +218,7 @@ int main(int argc, char** argv) {
   runpatch::cli::configure_log("patchelf: ",
                                args.debug ? runpatch::cli::LogLevel::Debug : runpatch::cli::LogLevel::Info);
   for (const auto& file : args.files) {
-    ElfInfo info = read_as_patchelf(file);
+    ElfInfo info = read_as_patchelf(file, args);
     print_requested(args, info, file);
     edit_file(args, info, file);
   }
