@@ -214,7 +214,10 @@ SectionAudit audit(std::span<const uint8_t> bytes) {
 
 Expected<SectionAudit> audit_section_headers(const std::filesystem::path& path) {
   RUNPATCH_TRY(MappedFile file, MappedFile::open(path));
-  auto bytes = file.bytes();
+  return audit_section_headers(file.bytes());
+}
+
+SectionAudit audit_section_headers(std::span<const uint8_t> bytes) {
   if (bytes.size() < 16) return SectionAudit{};
   bool big = bytes[elf::EI_DATA] == elf::ELFDATA2MSB;
   switch (bytes[elf::EI_CLASS]) {

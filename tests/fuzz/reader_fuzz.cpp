@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/section_audit.hpp"
 #include "runpatch/reporting/elf_info_report.hpp"
 #include "runpatch/resolving/resolve.hpp"
 
@@ -34,6 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto info = runpatch::read_elf_info(std::span<const uint8_t>(data, size), "fuzz-input");
   if (!info && (info.error().file != "fuzz-input" || info.error().what.empty())) std::abort();
   if (size > 0 && summary(runpatch::read_elf_info(as_file(data, size))) != summary(info)) std::abort();
+  // patchelf's section-header checks (runpatch-patchelf) take any bytes too.
+  (void)runpatch::audit_section_headers(std::span<const uint8_t>(data, size));
   if (!info) return 0;
   // What the tools do next with a parsed file.
   (void)info->kind();

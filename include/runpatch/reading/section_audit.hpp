@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,5 +52,6 @@ struct SectionAudit {
 // The audit of a file with section headers; a file without any (or too short
 // for an ELF header) gives an empty audit: other checks speak for those.
 Expected<SectionAudit> audit_section_headers(const std::filesystem::path& path);
+SectionAudit audit_section_headers(std::span<const uint8_t> bytes);
 
 }  // namespace runpatch
