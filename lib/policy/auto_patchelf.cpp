@@ -47,8 +47,29 @@ void use_nix_bintools(AutoPatchelfOptions& options, const std::filesystem::path&
   if (auto libc = nix_support_value(bintools / "nix-support/orig-libc")) options.libc_dir = *libc + "/lib";
 }
 
+namespace {
+
+// Where the glibc of an interpreter keeps libc.so.6: beside its ld.so, as in
+// Nix's glibc; or beside the file a distribution's /lib64/ld-*.so link names
+// (Debian: /lib/x86_64-linux-gnu).
+std::optional<std::string> libc_dir_of(const std::string& interpreter) {
+  std::vector<std::string> dirs = {pathlib::parent(interpreter)};
+  std::error_code ec;
+  auto resolved = std::filesystem::canonical(interpreter, ec);
+  if (!ec) dirs.push_back(resolved.parent_path().string());
+  for (const auto& dir : dirs)
+    if (std::filesystem::is_regular_file(dir + "/libc.so.6", ec)) return dir;
+  return std::nullopt;
+}
+
+}  // namespace
+
 void use_nix_bintools(AutoPatchelfOptions& options) {
-  if (const char* bintools = std::getenv("NIX_BINTOOLS")) use_nix_bintools(options, bintools);
+  if (const char* bintools = std::getenv("NIX_BINTOOLS")) {
+    use_nix_bintools(options, bintools);
+  } else if (options.interpreter && !options.libc_dir) {
+    options.libc_dir = libc_dir_of(*options.interpreter);
+  }
 }
 
 namespace {

@@ -75,7 +75,10 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& options);
 // one was given; nix-support/orig-libc + "/lib" the libc directory. A file
 // that is missing or empty leaves its option as it was.
 void use_nix_bintools(AutoPatchelfOptions& options, const std::filesystem::path& bintools);
-// The same for the wrapper $NIX_BINTOOLS names (the hook's environment); nothing when it is unset.
+// The same for the wrapper $NIX_BINTOOLS names (the hook's environment).
+// Without it (no Nix, --interpreter given), libc's directory is the one that
+// holds libc.so.6 beside the interpreter (or beside the file it links to), so
+// libc.so.6 is satisfied as the script's orig-libc satisfies it.
 void use_nix_bintools(AutoPatchelfOptions& options);
 
 // How Python's pathlib writes a path (PurePosixPath(text).as_posix()): the
