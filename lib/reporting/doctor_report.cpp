@@ -90,11 +90,20 @@ nlohmann::json driver_facts_json(const DriverFacts& facts) {
           {"source", facts.source},
           {"gpu_models", facts.gpu_models},
           {"host_kind", host_kind_name(facts.host_kind())},
+          {"driver_loaded", facts.kernel_version.has_value() || facts.l4t.has_value()},
           {"l4t", facts.l4t ? l4t_json(*facts.l4t) : nlohmann::json(nullptr)}};
 }
 
 std::string format_host(const DriverFacts& facts) {
-  if (!facts.l4t) return "host: discrete GPU\n";
+  if (!facts.l4t && !facts.kernel_version && facts.gpu_models.empty())
+    return "host: no NVIDIA driver loaded and no GPU listed (/proc/driver/nvidia): which libcuda each program would "
+           "load is predicted from the files; whether CUDA starts cannot be\n";
+  if (!facts.l4t && facts.gpu_models.empty()) return "host: discrete GPU driver, no GPU listed\n";
+  if (!facts.l4t) {
+    std::string models;
+    for (const auto& m : facts.gpu_models) models += (models.empty() ? "" : ", ") + m;
+    return fmt::format("host: discrete GPU ({})\n", models);
+  }
   std::string evidence;
   for (const auto& e : facts.l4t->evidence) evidence += (evidence.empty() ? "" : ", ") + e;
   return fmt::format("host: {} [{}]\n", describe_l4t(*facts.l4t), evidence);

@@ -227,10 +227,15 @@ TEST_F(DoctorL4t, TheHostKindIsOnTheFirstLine) {
   EXPECT_NE(l4t.output.find("kernel driver: nvgpu"), std::string::npos) << l4t.output;
   // Without any L4T sign the same root is a discrete-GPU host (with no driver loaded).
   for (const char* f : {"etc/nv_tegra_release", "proc/modules", "proc/device-tree/compatible"}) fs::remove(root_ / f);
+  // No driver and no GPU: the first line says so, and what can still be predicted.
   auto discrete = doctor(false);
-  EXPECT_EQ(discrete.output.substr(0, discrete.output.find('\n')), "host: discrete GPU") << discrete.output;
+  EXPECT_EQ(discrete.output.substr(0, discrete.output.find('\n')),
+            "host: no NVIDIA driver loaded and no GPU listed (/proc/driver/nvidia): which libcuda each program would "
+            "load is predicted from the files; whether CUDA starts cannot be")
+      << discrete.output;
   auto json = nlohmann::json::parse(doctor().output, nullptr, false);
   EXPECT_EQ(json["host_kind"], "discrete");
+  EXPECT_EQ(json["driver"]["driver_loaded"], false);
   EXPECT_TRUE(json["driver"]["l4t"].is_null());
 }
 
