@@ -17,7 +17,7 @@ std::string source_label(const Resolution& r) {
 
 }  // namespace
 
-std::string format_tree(const DependencyTree& tree, bool color) {
+std::string format_tree(const DependencyTree& tree, bool color, const std::string& given) {
   const char* red = color ? "\033[1;31m" : "";
   const char* dim = color ? "\033[2m" : "";
   const char* reset = color ? "\033[0m" : "";
@@ -27,7 +27,8 @@ std::string format_tree(const DependencyTree& tree, bool color) {
     // A static executable has no loader: naming the host's would say it runs under one.
     const ElfInfo* root = tree.objects[0].info.get();
     bool loaderless = root && root->is_static();
-    out += tree.objects[0].path + "  (" +
+    const std::string& file = tree.objects[0].path;
+    out += (given.empty() || given == file ? file : given + " -> " + file) + "  (" +
            (loaderless ? "statically linked: no loader, nothing is resolved" : tree.loader.describe()) + ")\n";
   }
   auto append = std::back_inserter(out);

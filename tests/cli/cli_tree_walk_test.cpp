@@ -117,5 +117,17 @@ TEST(CliTreeWalk, ASymlinkNamedOnTheCommandLineIsFollowedAsPatchelfDoes) {
   }
 }
 
+// tree of a symlink (python3 -> python3.11) titles the name given, then the
+// file it resolves to: the one whose directory is $ORIGIN.
+TEST(CliTreeWalk, TreeOfASymlinkTitlesTheNameGivenAndItsTarget) {
+  fs::path dir = fs::absolute(test::scratch_dir("tree_walk/symlink-title"));
+  fs::copy_file(test::fixture_arches().at(0).dir / "prog-norunpath", dir / "prog-1.0");
+  fs::create_symlink("prog-1.0", dir / "prog");
+  auto r = cli({"tree", (dir / "prog").string()});
+  EXPECT_EQ(r.output.rfind((dir / "prog").string() + " -> " + (dir / "prog-1.0").string() + "  (", 0), 0u) << r.output;
+  auto plain = cli({"tree", (dir / "prog-1.0").string()});
+  EXPECT_EQ(plain.output.rfind((dir / "prog-1.0").string() + "  (", 0), 0u) << plain.output;
+}
+
 }  // namespace
 }  // namespace runpatch

@@ -1,5 +1,7 @@
 #include <fmt/core.h>
 
+#include <filesystem>
+
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
@@ -59,7 +61,10 @@ Command add_tree_command(CLI::App& root) {
                 if (stats) json["open_attempts"] = open_attempts_json(*stats);
                 all.push_back(std::move(json));
               } else {
-                fmt::print("{}{}", format_tree(*tree, color), format_findings(findings));
+                // A symlink's title names it too (python3 -> python3.11).
+                std::error_code ec;
+                std::string named = std::filesystem::is_symlink(file, ec) ? file : "";
+                fmt::print("{}{}", format_tree(*tree, color, named), format_findings(findings));
                 if (stats) fmt::print("{}", format_open_attempts(*stats));
               }
             }

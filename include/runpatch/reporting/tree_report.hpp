@@ -9,7 +9,9 @@
 namespace runpatch {
 
 // libtree-style tree: each library once, where it came from; color for a TTY.
-std::string format_tree(const DependencyTree& tree, bool color);
+// given: the path as the user named it; a symlink's title names it, then
+// the file it resolves to (whose directory is $ORIGIN).
+std::string format_tree(const DependencyTree& tree, bool color, const std::string& given = "");
 nlohmann::json tree_json(const DependencyTree& tree);
 // Which loader's rules resolved a file: kind, interpreter, cache, default directories.
 nlohmann::json loader_model_json(const LoaderModel& model);
