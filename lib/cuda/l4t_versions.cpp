@@ -70,16 +70,25 @@ std::string l4t_version_text(const L4tVersion& v) { return fmt::format("{}.{}.{}
 
 std::span<const JetpackRelease> jetpack_releases() { return kReleases; }
 
-const JetpackRelease* find_jetpack(std::string_view version) {
-  const JetpackRelease* found = nullptr;
+std::optional<JetpackTarget> find_jetpack_release(std::string_view text) {
+  bool l4t = !text.empty() && (text[0] == 'R' || text[0] == 'r');
+  std::string_view digits = l4t ? text.substr(1) : text;
+  auto n = dotted_numbers(digits, 3);
+  if (!n || n->empty()) return std::nullopt;
+  l4t = l4t || (*n)[0] >= 30;  // JetPack majors are single digits, L4T's are 32 and up
   for (const auto& r : kReleases) {
-    bool exact = r.jetpack == version;
-    bool prefix = !version.empty() && r.jetpack.size() > version.size() &&
-                  r.jetpack.substr(0, version.size()) == version && r.jetpack[version.size()] == '.';
-    if (exact) return &r;
-    if (prefix) found = &r;  // rows are oldest first: the last match is the newest
+    int major = l4t ? r.l4t.major : r.jetpack[0] - '0';
+    if (major != (*n)[0]) continue;
+    bool line_only = n->size() == 1;
+    bool exact = line_only || (l4t ? parse_l4t_version(text) == r.l4t : r.jetpack == digits);
+    return JetpackTarget{&r, exact};
   }
-  return found;
+  return std::nullopt;
+}
+
+const JetpackRelease* find_jetpack(std::string_view version) {
+  auto target = find_jetpack_release(version);
+  return target ? target->release : nullptr;
 }
 
 L4tMatch find_l4t(const L4tVersion& version) {

@@ -17,12 +17,19 @@ Status disable_check_rules(CheckOptions& options, const std::vector<std::string>
   return {};
 }
 
-Status target_jetpack(CheckOptions& options, std::string_view release) {
-  options.jetpack = find_jetpack(release);
-  if (options.jetpack) return {};
-  std::string known;
-  for (const auto& r : jetpack_releases()) known += (known.empty() ? "" : ", ") + std::string(r.jetpack);
-  return make_error("", fmt::format("--jetpack {}: not a JetPack release runpatch knows ({})", release, known));
+Expected<std::string> target_jetpack(CheckOptions& options, std::string_view release) {
+  auto target = find_jetpack_release(release);
+  if (!target) {
+    std::string known;
+    for (const auto& r : jetpack_releases())
+      known += fmt::format("{}JetPack {} (L4T R{})", known.empty() ? "" : ", ", r.jetpack, l4t_version_text(r.l4t));
+    return make_error("",
+                      fmt::format("--jetpack {}: not a release of a JetPack line runpatch knows ({})", release, known));
+  }
+  options.jetpack = target->release;
+  if (target->exact) return std::string();
+  return fmt::format("--jetpack {}: judged by JetPack {} (L4T R{}), the newest release of its line in runpatch's table",
+                     release, target->release->jetpack, l4t_version_text(target->release->l4t));
 }
 
 std::vector<std::string> build_directory_prefixes() {

@@ -508,7 +508,17 @@ TEST_F(Check, PackageSetMustBeInTheJetpackRange) {
   EXPECT_NE(cli.output.find("jetpack-cuda-range"), std::string::npos) << cli.output;
   auto unknown = test::run_command({RUNPATCH_CLI, "check", "--jetpack", "4.6", prog.string()}, true);
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.output.find("5.1.5, 6.2.1, 7.0"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("JetPack 5.1.5 (L4T R35.6.2), JetPack 6.2.1 (L4T R36.4.4), JetPack 7.0 (L4T R38.2.1)"),
+            std::string::npos)
+      << unknown.output;
+  // A release between rows is judged by its line's row, and the run says so.
+  auto between =
+      test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", "--jetpack", "R36.3.0", "--disable",
+                         "stubs-entry", "--disable", "driver-dir-missing", "--disable", "runtime-stub", prog.string()},
+                        true);
+  EXPECT_EQ(between.exit_code, cli.exit_code) << between.output;
+  EXPECT_NE(between.output.find("note: --jetpack R36.3.0: judged by JetPack 6.2.1 (L4T R36.4.4)"), std::string::npos)
+      << between.output;
 }
 
 }  // namespace

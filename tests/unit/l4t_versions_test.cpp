@@ -31,20 +31,32 @@ TEST(L4tVersions, TheTableRows) {
   }
 }
 
-TEST(L4tVersions, FindByJetpackExactOrPrefix) {
-  ASSERT_NE(find_jetpack("6.2.1"), nullptr);
-  EXPECT_EQ(find_jetpack("6.2.1")->l4t, (L4tVersion{36, 4, 4}));
-  ASSERT_NE(find_jetpack("6"), nullptr);
-  EXPECT_EQ(find_jetpack("6")->jetpack, "6.2.1");
-  ASSERT_NE(find_jetpack("5.1"), nullptr);
-  EXPECT_EQ(find_jetpack("5.1")->jetpack, "5.1.5");
-  ASSERT_NE(find_jetpack("7"), nullptr);
-  EXPECT_EQ(find_jetpack("7")->jetpack, "7.0");
-  EXPECT_EQ(find_jetpack("6.0"), nullptr);  // not a row
-  EXPECT_EQ(find_jetpack("6.2.10"), nullptr);
-  EXPECT_EQ(find_jetpack("62"), nullptr);  // a prefix must end at a dot
-  EXPECT_EQ(find_jetpack(""), nullptr);
-  EXPECT_EQ(find_jetpack("4.6"), nullptr);
+// One parser for JetPack and L4T releases; one rule between rows: the row
+// of the release's line, not exact unless it is that release (or a bare line).
+TEST(L4tVersions, FindAReleaseByItsLine) {
+  struct Row {
+    const char* asked;
+    const char* row;  // nullptr: no line runpatch knows
+    bool exact;
+  };
+  const Row rows[] = {
+      {"6.2.1", "6.2.1", true},   {"6", "6.2.1", true},       {"6.2", "6.2.1", false},   {"6.0", "6.2.1", false},
+      {"6.2.10", "6.2.1", false}, {"5.1.2", "5.1.5", false},  {"5.1.5", "5.1.5", true},  {"7", "7.0", true},
+      {"7.0", "7.0", true},       {"R36.4.4", "6.2.1", true}, {"36.4.4", "6.2.1", true}, {"R36.3.0", "6.2.1", false},
+      {"R36", "6.2.1", true},     {"r35.6.2", "5.1.5", true}, {"R38.2.1", "7.0", true},  {"62", nullptr, false},
+      {"", nullptr, false},       {"4.6", nullptr, false},    {"6.x", nullptr, false},   {"R32.7.1", nullptr, false},
+  };
+  for (const auto& r : rows) {
+    auto found = find_jetpack_release(r.asked);
+    if (!r.row) {
+      EXPECT_FALSE(found) << r.asked;
+      continue;
+    }
+    ASSERT_TRUE(found) << r.asked;
+    EXPECT_EQ(found->release->jetpack, r.row) << r.asked;
+    EXPECT_EQ(found->exact, r.exact) << r.asked;
+    EXPECT_EQ(find_jetpack(r.asked), found->release) << r.asked;
+  }
 }
 
 TEST(L4tVersions, FindByL4tReleaseLine) {

@@ -36,12 +36,20 @@ TEST(CheckOptionsFromNames, EveryRuleIdCanBeDisabled) {
 
 TEST(CheckOptionsFromNames, JetpackByReleaseOrPrefix) {
   CheckOptions options;
-  ASSERT_TRUE(target_jetpack(options, "6.2.1"));
+  auto exact = target_jetpack(options, "6.2.1");
+  ASSERT_TRUE(exact);
+  EXPECT_EQ(*exact, "") << "the row is that release: no note";
   ASSERT_NE(options.jetpack, nullptr);
   EXPECT_EQ(std::string(options.jetpack->jetpack), "6.2.1");
-  Status unknown = target_jetpack(options, "99");
+  auto between = target_jetpack(options, "6.2");
+  ASSERT_TRUE(between);
+  EXPECT_EQ(*between,
+            "--jetpack 6.2: judged by JetPack 6.2.1 (L4T R36.4.4), the newest release of its line in runpatch's table");
+  auto unknown = target_jetpack(options, "99");
   ASSERT_FALSE(unknown);
-  EXPECT_NE(unknown.error().what.find("--jetpack 99: not a JetPack release runpatch knows (5.1.5"), std::string::npos)
+  EXPECT_NE(unknown.error().what.find("--jetpack 99: not a release of a JetPack line runpatch knows (JetPack 5.1.5 "
+                                      "(L4T R35.6.2)"),
+            std::string::npos)
       << unknown.error().what;
 }
 

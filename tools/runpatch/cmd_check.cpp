@@ -51,7 +51,12 @@ Command add_check_command(CLI::App& root) {
             options.driver_dirs = o->driver_dirs;
             options.interpreter = o->interpreter;
             options.require_runpath = o->require.has_value();
-            Status valid = o->jetpack ? target_jetpack(options, *o->jetpack) : Status{};
+            Status valid;
+            if (o->jetpack) {
+              auto note = target_jetpack(options, *o->jetpack);
+              if (!note) valid = note.error();
+              if (note && !note->empty()) log_info("note: {}", *note);
+            }
             if (valid) valid = disable_check_rules(options, o->disable);
             if (!valid) {
               log_error("{}", valid.error().message());

@@ -39,7 +39,18 @@ struct JetpackRelease {
 // The table, oldest first.
 std::span<const JetpackRelease> jetpack_releases();
 
-// "6.2.1" exactly, or a dotted prefix of one row ("6", "6.2"): the newest row it names.
+// A JetPack release ("6", "6.0", "6.2.1", "5.1.2") or an L4T one ("R36.4.4",
+// "36.3"), and the row that describes it. The table has one row per major
+// release line (JetPack 5 = L4T R35, 6 = R36, 7 = R38), the newest of its
+// line; every release of a line shares that driver branch, so a release
+// between rows is judged by its line's row, and exact says whether the row
+// is that very release (a bare major, "6" or "R36", names the line: exact).
+struct JetpackTarget {
+  const JetpackRelease* release = nullptr;
+  bool exact = false;
+};
+std::optional<JetpackTarget> find_jetpack_release(std::string_view text);
+// The row of a release, exactly or by its line (find_jetpack_release).
 const JetpackRelease* find_jetpack(std::string_view version);
 
 // The row of the host's L4T release line (the same R number); exact says

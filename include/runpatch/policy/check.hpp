@@ -148,9 +148,11 @@ CheckReport check_paths(const std::vector<std::filesystem::path>& paths, const C
 
 // Turns off the rules these ids name (--disable); an id no rule has is an error naming it.
 Status disable_check_rules(CheckOptions& options, const std::vector<std::string>& ids);
-// Checks against this JetPack (--jetpack: a release like 6.2.1 or a prefix like 6);
-// one runpatch does not know is an error listing those it knows.
-Status target_jetpack(CheckOptions& options, std::string_view release);
+// Checks against this JetPack (--jetpack: a JetPack or L4T release, or a
+// major line: find_jetpack_release); one of no line runpatch knows is an
+// error listing those it knows. Returns a note when the release is judged by
+// its line's row ("" when the row is that release).
+Expected<std::string> target_jetpack(CheckOptions& options, std::string_view release);
 // The build's own directories, which no runpath may point into: $TMPDIR and
 // $NIX_BUILD_TOP when set (and not /tmp itself), each ending in '/'.
 std::vector<std::string> build_directory_prefixes();
