@@ -19,6 +19,7 @@ std::vector<size_t> count_opens(const std::vector<Resolution>& resolutions, cons
   for (const auto& r : resolutions) {
     size_t opens = 0;
     for (const auto& attempt : r.attempts) {
+      if (attempt.outcome == AttemptOutcome::NotInCache) continue;  // a lookup, not an open
       std::string dir = dirname_of(attempt.path);
       if (missing_dirs.count(dir)) continue;
       ++opens;

@@ -31,6 +31,7 @@ std::string SearchAttempt::outcome_text() const {
     case AttemptOutcome::NoSuchFile: return "no such file";
     case AttemptOutcome::NotLoadable: return "not loadable: " + detail;
     case AttemptOutcome::WrongClassOrMachine: return "wrong class or machine: " + detail;
+    case AttemptOutcome::NotInCache: return "not listed";
   }
   return "?";
 }
@@ -513,6 +514,10 @@ class Resolver {
       entries = state_.ld_so_cache_lookups.emplace(ld_so_cache_key_, ld_so_cache->lookup(name)).first;
     for (const auto& entry : entries->second)  // the cache's own order decides
       if (probe(entry.path, Rule{"ld.so.cache", FoundVia::LdSoCache}, r)) return true;
+    // The lookup is a step of the search too (why shows it), though no file is opened.
+    if (entries->second.empty() && env_.record_attempts)
+      r.attempts.push_back(
+          {model_->ld_so_cache->string(), AttemptOutcome::NotInCache, "ld.so.cache", "", FoundVia::LdSoCache});
     return false;
   }
 

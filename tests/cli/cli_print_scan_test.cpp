@@ -208,6 +208,11 @@ TEST(CliTreeWhy, TreeMarksMissingAndWhySuggestsFixes) {
   EXPECT_EQ(why.exit_code, 1);
   EXPECT_NE(why.output.find("libgreet.so needed by " + (dir / "prog").string()), std::string::npos) << why.output;
   EXPECT_NE(why.output.find("/lib/x86_64-linux-gnu/libgreet.so"), std::string::npos) << "default path attempt shown";
+  // The ld.so.cache lookup is a step too, before the default directories.
+  size_t cache_step = why.output.find("/etc/ld.so.cache");
+  EXPECT_NE(cache_step, std::string::npos) << why.output;
+  EXPECT_NE(why.output.find("not listed (ld.so.cache)", cache_step), std::string::npos) << why.output;
+  EXPECT_LT(cache_step, why.output.find("/lib/x86_64-linux-gnu/libgreet.so")) << why.output;
   EXPECT_NE(why.output.find("fix: add " + (dir / "out/lib").string() + " to the runpath of"), std::string::npos)
       << why.output;
   EXPECT_NE(why.output.find("is a link-time stub"), std::string::npos) << why.output;

@@ -73,6 +73,7 @@ enum class AttemptOutcome {
   NoSuchFile,
   NotLoadable,          // detail: what the reader found wrong
   WrongClassOrMachine,  // detail: the candidate's class and machine
+  NotInCache,           // ld.so.cache lists no file of the name (path: the cache); no file was opened
 };
 
 struct SearchAttempt {
@@ -83,7 +84,7 @@ struct SearchAttempt {
   FoundVia via = FoundVia::NotFound;  // for code: the search step that made the attempt
 
   // For people: "found", "also found", "no such file", "not loadable: <detail>",
-  // "wrong class or machine: <detail>".
+  // "wrong class or machine: <detail>", "not listed" (ld.so.cache).
   std::string outcome_text() const;
 };
 
