@@ -185,7 +185,7 @@ class Checker {
       }
     }
     check_rules_nix::version_mix(*tree, adder());
-    check_rules_jetson::libcuda_own_search(*tree, o_.driver_dirs, adder());
+    check_rules_jetson::libcuda_own_search(*tree, o_.env.root, o_.driver_dirs, adder());
     if (o_.jetpack) check_rules_jetson::jetpack_range(*tree, *o_.jetpack, adder());
     // What the runpath alone resolves: the checking shell's LD_LIBRARY_PATH
     // must neither make entries look unused nor hide what it overrides.

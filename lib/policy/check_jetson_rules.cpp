@@ -35,11 +35,14 @@ void compat_entries(const std::vector<std::string>& entries, const std::vector<b
   }
 }
 
-void libcuda_own_search(const DependencyTree& tree, const std::vector<std::string>& driver_dirs,
-                        const AddFinding& add) {
+void libcuda_own_search(const DependencyTree& tree, const std::filesystem::path& root,
+                        const std::vector<std::string>& driver_dirs, const AddFinding& add) {
   if (tree.objects.empty()) return;
   const ElfInfo& self = *tree.objects[0].info;
   if (!self.soname || self.soname->rfind("libcuda.so", 0) != 0) return;
+  // The driver's own libcuda lies beside its libnvrm_* (L4T's ld.so.conf
+  // names that directory): only a libcuda apart from them is a compat layer.
+  if (!libcuda_needs_driver_beside(under_root(root, dirname_of(tree.objects[0].path)))) return;
   std::vector<std::string> missing;
   for (const auto& e : tree.edges)
     if (e.from == 0 && !e.dlopen && !e.resolution.path && is_l4t_driver_library(e.resolution.name))

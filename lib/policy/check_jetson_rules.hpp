@@ -3,6 +3,7 @@
 // and a package set must be within the target JetPack's CUDA range.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,8 @@ void compat_entries(const std::vector<std::string>& entries, const std::vector<b
 
 // compat-needs-driver, for a libcuda itself (tree[0]): the L4T driver
 // libraries it needs must be reachable through its own runpath.
-void libcuda_own_search(const DependencyTree& tree, const std::vector<std::string>& driver_dirs, const AddFinding& add);
+void libcuda_own_search(const DependencyTree& tree, const std::filesystem::path& root,
+                        const std::vector<std::string>& driver_dirs, const AddFinding& add);
 
 // jetpack-cuda-range: the CUDA release of the tree's package set (a cuda_*
 // store path, else libcudart's SONAME major) must run on the JetPack.

@@ -459,6 +459,15 @@ TEST_F(Check, CompatLibcudaReachesLibnvrmThroughItsOwnRunpath) {
   rules.clear();
   for (const auto& f : check_paths({compat / "libcuda.so.1"}, options_).findings) rules.emplace(f.rule_id());
   EXPECT_EQ(rules, std::set<std::string>{"driver-library"});
+
+  // L4T's own driver libcuda lies beside its libnvrm_* and has no runpath: normal for the driver.
+  fs::path driver = root_ / "rootfs/usr/lib/aarch64-linux-gnu/nvidia";
+  fs::create_directories(driver);
+  fs::copy_file(arm->dir / "l4t/compat/libcuda.so.1", driver / "libcuda.so.1");
+  for (const char* lib : {"libnvrm_gpu.so", "libnvrm_mem.so"}) fs::copy_file(arm->dir / "l4t/nvrm" / lib, driver / lib);
+  rules.clear();
+  for (const auto& f : check_paths({driver / "libcuda.so.1"}, options_).findings) rules.emplace(f.rule_id());
+  EXPECT_FALSE(rules.count("compat-needs-driver")) << "the driver's libcuda is no compat layer";
 }
 
 // jetpack-cuda-range: the package set's CUDA release against --jetpack.
