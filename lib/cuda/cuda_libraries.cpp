@@ -52,7 +52,7 @@ bool libcuda_needs_driver_beside(const std::filesystem::path& host_dir) {
   if (!info) return false;
   std::error_code ec;
   return std::any_of(info->needed.begin(), info->needed.end(), [&](const std::string& name) {
-    return (is_driver_library(name) || is_l4t_driver_library(name)) && !std::filesystem::exists(host_dir / name, ec);
+    return is_driver_library(name) && !std::filesystem::exists(host_dir / name, ec);
   });
 }
 

@@ -69,21 +69,27 @@ std::string kept_alive(const std::string& entry, const fs::path& host_dir, const
   return fmt::format("; it keeps {} alive ({})", measured.string(), bytes_text(*bytes));
 }
 
+// Whether any of the directory's entries (the first kMeasuredEntries) has a name that matches.
+template <class Match>
+bool any_entry_named(const fs::path& host_dir, Match&& match) {
+  std::error_code ec;
+  size_t looked = 0;
+  for (fs::directory_iterator it(host_dir, ec), end; !ec && it != end && looked < kMeasuredEntries;
+       it.increment(ec), ++looked)
+    if (match(it->path().filename().string())) return true;
+  return false;
+}
+
+bool holds_a_library(const fs::path& host_dir) {
+  return any_entry_named(host_dir, [](const std::string& name) {
+    return name.ends_with(".so") || name.find(".so.") != std::string::npos;
+  });
+}
+
 // Whether the directory holds a library the file may dlopen without a
 // DT_NEEDED: one its dlopen notes name, libcuda for what loads the driver,
 // or, for a CUDA library, another CUDA library (cuDNN loads its
 // libcudnn_ops/_adv/_cnn/_graph, cuBLAS its cublasLt, by name).
-bool holds_a_library(const fs::path& host_dir) {
-  std::error_code ec;
-  size_t looked = 0;
-  for (fs::directory_iterator it(host_dir, ec), end; !ec && it != end && looked < kMeasuredEntries;
-       it.increment(ec), ++looked) {
-    std::string name = it->path().filename().string();
-    if (name.ends_with(".so") || name.find(".so.") != std::string::npos) return true;
-  }
-  return false;
-}
-
 bool may_dlopen_from(const ElfInfo& info, const fs::path& host_dir) {
   std::error_code ec;
   for (const auto& d : info.dlopen)
@@ -91,12 +97,8 @@ bool may_dlopen_from(const ElfInfo& info, const fs::path& host_dir) {
       if (fs::exists(host_dir / soname, ec)) return true;
   if (loads_libcuda(info) && fs::exists(host_dir / "libcuda.so.1", ec)) return true;
   std::string_view own = info.soname ? std::string_view(*info.soname) : basename_view(info.path);
-  if (!is_cuda_library(own)) return false;
-  size_t looked = 0;
-  for (fs::directory_iterator it(host_dir, ec), end; !ec && it != end && looked < kMeasuredEntries;
-       it.increment(ec), ++looked)
-    if (is_cuda_library(it->path().filename().string())) return true;
-  return false;
+  return is_cuda_library(own) &&
+         any_entry_named(host_dir, [](const std::string& name) { return is_cuda_library(name); });
 }
 
 }  // namespace
