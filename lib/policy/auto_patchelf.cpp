@@ -146,6 +146,34 @@ std::string join_unique(const std::vector<std::string>& entries) {
 
 bool has_layers(const RunpathPolicy& p) { return p.driver || !p.compat_dirs.empty(); }
 
+// The script's patchelf runs, one after the other as it makes them: each
+// reads the file the run before wrote. A failed run ends the file's edits
+// (the script stops there too, with the earlier run's edit in place).
+void run_as_script(const std::string& path, const AutoPatchelfOptions& o, AutoPatchedFile& out) {
+  if (o.dry_run) return;
+  auto run = [&](std::string option, std::string value) -> std::optional<PatchelfRunOutput> {
+    std::vector<std::string> words{std::move(option), std::move(value), path};
+    words.insert(words.end(), o.patchelf_flags.begin(), o.patchelf_flags.end());
+    auto ran = o.run_patchelf(words);
+    if (!ran) {
+      out.error = ran.error();
+      return std::nullopt;
+    }
+    return std::move(*ran);
+  };
+  if (out.set_interpreter && !(out.interpreter_run = run("--set-interpreter", *o.interpreter))) return;
+  if (out.runpath && !(out.runpath_run = run("--set-rpath", *out.runpath))) return;
+  // runpatch's own --ldcache / --remove-ldcache: one more edit, after the script's.
+  if (follows_other_changes(o.extra.resolution_cache)) return;
+  EditRequest cache;
+  cache.resolution_cache = o.extra.resolution_cache;
+  EditOptions options;
+  options.dry_run = o.dry_run;
+  options.in_place = o.in_place;
+  auto edited = edit_elf_file(path, cache, options);
+  if (!edited) out.error = edited.error();
+}
+
 void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out) {
   const AutoPatchelfOptions& o = c.o;
   out.path = path;
@@ -196,8 +224,11 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   // not its contents: patchelf leaves it as it is and succeeds, so the script goes on.
   if (info->debug_only) return;
 
-  // The script hands patchelfFlags to every patchelf run on the file, so its
-  // header flags apply exactly to the files it edits: in the same request.
+  if (o.run_patchelf && !o.patchelf_flags.empty()) {
+    run_as_script(path, o, out);
+    return;
+  }
+  // Without flags the script's runs amount to one request: one write.
   EditRequest request = o.extra;
   request.force_rpath = request.force_rpath || o.layers.force_rpath;
   if (out.runpath) request.runpath = set_runpath_update(*out.runpath);

@@ -75,8 +75,20 @@ std::vector<Scenario> load_scenarios() {
   return out;
 }
 
+// patchelf's --version line, as each run under --extra-args prints it.
+const std::string& patchelf_version() {
+  static const std::string line = [] {
+    fs::path patchelf = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
+    std::string out = test::run_command({patchelf.string(), "--version"}).output;
+    return out.substr(0, out.find('\n'));
+  }();
+  return line;
+}
+
 std::string substitute(std::string text, const fs::path& root) {
   for (size_t at; (at = text.find("{root}")) != std::string::npos;) text.replace(at, 6, root.string());
+  const std::string version = "{patchelf-version}";
+  for (size_t at; (at = text.find(version)) != std::string::npos;) text.replace(at, version.size(), patchelf_version());
   return text;
 }
 

@@ -79,7 +79,11 @@ class Parser {
   explicit Parser(const std::vector<std::string>& args) : args_(args) {}
 
   Expected<PatchelfArguments> run() {
-    for (i_ = 0; i_ < args_.size(); ++i_) RUNPATCH_CHECK(one(args_[i_]));
+    for (i_ = 0; i_ < args_.size(); ++i_) {
+      RUNPATCH_CHECK(one(args_[i_]));
+      // patchelf answers these as it meets them: later words and checks never run.
+      if (a_.help || a_.version) return std::move(a_);
+    }
     if (a_.set_rpath && a_.add_rpath) return make_error("", "--set-rpath option not allowed with --add-rpath");
     // patchelf 0.19: the note is for DT_RUNPATH searches, which DT_RPATH does not take.
     if (a_.build_resolution_cache && a_.force_rpath)

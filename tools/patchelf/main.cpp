@@ -1,226 +1,32 @@
 // runpatch-patchelf: patchelf 0.19's command line over runpatch's editors, so
 // that existing hooks can call it as `patchelf`. Argument handling and output
-// only; dynamic-section edits go through runpatch::edit_elf_file, fixed-size
-// header fields in the same request (docs/patchelf-compat.md).
+// only; what one patchelf process does is tools/common/patchelf_run.cpp
+// (docs/patchelf-compat.md).
 #include <fmt/core.h>
-#include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <optional>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "../common/exit_codes.hpp"
 #include "../common/log.hpp"
-#include "../common/patchelf_args.hpp"
-#include "runpatch/editing/edit.hpp"
-#include "runpatch/reading/elf_types.hpp"
-#include "runpatch/editing/header_edit.hpp"
-#include "runpatch/reading/mapped_file.hpp"
-#include "runpatch/reading/section_audit.hpp"
-#include "runpatch/editing/runpath_ops.hpp"
-
-namespace {
-
-using namespace runpatch;
-using Arguments = runpatch::cli::PatchelfArguments;
-
-using elf::ET_DYN, elf::ET_EXEC;
-// patchelf says "missing ELF header" for a file shorter than an Elf32_Ehdr.
-constexpr uint64_t kSmallestElfHeader = sizeof(elf::Ehdr<elf::Elf32LE>);
-const char* const kStaticMessage = "cannot find section '.dynamic'. The input file is most likely statically linked";
-const char* const kNoInterpreterMessage =
-    "cannot find section '.interp'. The input file is most likely statically linked";
-
-[[noreturn]] void fail(const std::string& message) {
-  runpatch::cli::log_error("{}", message);
-  std::exit(runpatch::cli::kExitProblem);
-}
-
-void show_help(const char* argv0) {
-  runpatch::cli::log_text(
-      runpatch::cli::LogLevel::Error,
-      fmt::format(
-          "syntax: {}\n"
-          "  [--set-interpreter FILENAME]\t(or --interpreter FILENAME)\n  [--page-size SIZE]\n  [--print-interpreter]\n"
-          "  [--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header\n"
-          "  [--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.\n"
-          "  [--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.\n"
-          "  [--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.\n"
-          "  [--set-rpath RPATH]\n  [--add-rpath RPATH]\n  [--remove-rpath]\n  [--shrink-rpath]\n"
-          "  [--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', keep only entries with one of these "
-          "prefixes\n"
-          "  [--print-rpath]\n  [--force-rpath]\n  [--add-needed LIBRARY]\n  [--remove-needed LIBRARY]\n"
-          "  [--replace-needed LIBRARY NEW_LIBRARY]\n  [--print-needed]\n  [--no-default-lib]\n"
-          "  [--no-sort]\t\tAccepted; runpatch never reorders headers\n"
-          "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
-          "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
-          "  [--clear-execstack]\n  [--set-execstack]\n"
-          "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line\n"
-          "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
-          "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output "
-          "FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
-          argv0));
-}
-
-Arguments parse(int argc, char** argv) {
-  if (argc == 1) {
-    show_help(argv[0]);
-    std::exit(1);
-  }
-  auto parsed = runpatch::cli::parse_patchelf_arguments(std::vector<std::string>(argv + 1, argv + argc));
-  if (!parsed) fail(parsed.error().what);
-  if (parsed->help) {
-    show_help(argv[0]);
-    std::exit(0);
-  }
-  if (parsed->version) {
-    fmt::print("patchelf {} (runpatch {})\n", runpatch::cli::kPatchelfVersion, RUNPATCH_VERSION);
-    std::exit(0);
-  }
-  if (parsed->files.empty()) fail("missing filename");
-  if (parsed->output && parsed->files.size() > 1) fail("--output option only allowed with single input file");
-  return *parsed;
-}
-
-// patchelf's first words for each section-header defect its parser refuses.
-std::string_view patchelf_words(SectionDefect defect, bool grows_dynamic) {
-  switch (defect) {
-    case SectionDefect::ProgramHeadersOutOfBounds: return "program header table out of bounds";
-    case SectionDefect::SectionHeadersOutOfBounds: return "section header table out of bounds";
-    case SectionDefect::ProgramHeaderSize: return "program headers have wrong size";
-    case SectionDefect::SectionHeaderSize: return "section headers have wrong size";
-    case SectionDefect::NameTableIndex: return "string table index out of bounds";
-    case SectionDefect::NameTableOffset: return "string table offset out of bounds";
-    case SectionDefect::NameTablePastEnd: return "data region extends past file end";
-    case SectionDefect::NameTableEmpty: return "string table size is zero";
-    case SectionDefect::NameTableUnterminated: return "string table is not zero terminated";
-    case SectionDefect::SectionNameOutOfBounds: return "section name offset out of bounds";
-    case SectionDefect::SectionPastEnd: return "data offset extends past file end";
-    case SectionDefect::DynamicUnaligned: return "section content is not naturally aligned";
-    case SectionDefect::StringsUnterminated: return "string table is not NUL-terminated";
-    case SectionDefect::StringIndexOutOfBounds: return "string table index out of bounds";
-    case SectionDefect::DynamicUnterminated:
-      // patchelf's words differ by operation: growing the table overruns it.
-      return grows_dynamic ? "setSubstr: write extends past end of section"
-                           : ".dynamic section has no DT_NULL terminator";
-    case SectionDefect::GnuHashTooSmall: return ".gnu.hash section is too small";
-    case SectionDefect::GnuHashHeader: return ".gnu.hash table header out of range";
-  }
-  return "invalid ELF file";
-}
-
-// What patchelf's parser refuses in the section headers (the loader never
-// reads them), with its words first and runpatch's detail after; and its
-// warning for symbols of unnamed sections, where it rewrites sections.
-void refuse_as_patchelf(const std::string& file, const Arguments& args) {
-  auto audit = audit_section_headers(file);
-  if (!audit) fail(audit.error().message());
-  bool grows_dynamic = args.add_debug_tag || args.no_default_lib || !args.add_needed.empty();
-  if (audit->defect)
-    fail(fmt::format("{}: {}: {}", patchelf_words(audit->defect->defect, grows_dynamic), file, audit->defect->detail));
-  bool edits = !runpatch::cli::patchelf_request(args).empty();
-  for (size_t index : audit->unnamed_symbol_sections)
-    if (edits)
-      runpatch::cli::log_text(
-          runpatch::cli::LogLevel::Warning,
-          fmt::format("warning: symbol table entry refers to an unnamed section (index {})\n", index));
-}
-
-// The file as patchelf reads it: missing files, short files and other
-// formats give patchelf's words; other defects give runpatch's (more precise) ones.
-ElfInfo read_as_patchelf(const std::string& file, const Arguments& args) {
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) fail(fmt::format("getting info about '{}': {}", file, std::strerror(errno)));
-  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) < kSmallestElfHeader) fail("missing ELF header");
-  if (S_ISREG(st.st_mode) && !has_elf_magic(file)) fail("not an ELF executable");
-  if (S_ISREG(st.st_mode)) refuse_as_patchelf(file, args);
-  auto info = read_elf_info(file);
-  if (!info) fail(info.error().message());
-  if (info->type != ET_EXEC && info->type != ET_DYN) fail("wrong ELF type");
-  return std::move(*info);
-}
-
-char exec_stack_letter(ExecStack state) {
-  switch (state) {
-    case ExecStack::Executable: return 'X';
-    case ExecStack::NotExecutable: return '-';
-    case ExecStack::Unknown: break;
-  }
-  return '?';
-}
-
-// patchelf's order: interpreter, OS ABI, soname, rpath, execstack, needed.
-void print_requested(const Arguments& a, const ElfInfo& info, const std::string& file) {
-  // A separate debug file keeps PT_DYNAMIC without its contents: patchelf prints nothing for it.
-  bool dynamic_readable = info.has_dynamic;
-  if ((a.print_rpath || a.print_needed) && !dynamic_readable && !info.debug_only) fail(kStaticMessage);
-  if (a.print_interpreter) {
-    if (!info.interpreter && !info.debug_only) fail(kNoInterpreterMessage);
-    fmt::print("{}\n", info.interpreter.value_or(""));  // a debug file's PT_INTERP has no contents: ""
-  }
-  std::optional<HeaderFacts> facts;
-  if (a.print_os_abi || a.print_execstack) {
-    auto read = read_header_facts(file);
-    if (!read) fail(read.error().message());
-    facts = *read;
-  }
-  if (a.print_os_abi) fmt::print("{}\n", patchelf_osabi_name(facts->osabi));
-  // patchelf prints a soname of libraries only, and nothing when there is none.
-  if (a.print_soname && info.type == ET_DYN && info.soname && !info.soname->empty()) fmt::print("{}\n", *info.soname);
-  if (a.print_rpath && dynamic_readable) fmt::print("{}\n", effective_runpath(info));
-  if (a.print_execstack) fmt::print("execstack: {}\n", exec_stack_letter(facts->exec_stack));
-  if (a.print_needed)
-    for (const auto& n : info.needed) fmt::print("{}\n", n);
-}
-
-// One request, header fields included: one plan, one verification, one write.
-void edit_file(const Arguments& args, const ElfInfo& info, const std::string& file) {
-  EditRequest request = runpatch::cli::patchelf_request(args);
-  if (info.type != ET_DYN) request.soname.reset();  // patchelf sets a soname on libraries only
-  HeaderEditRequest headers = runpatch::cli::patchelf_header_request(args);
-  // The interpreter needs PT_INTERP, not a dynamic section (patchelf edits a
-  // program whose PT_DYNAMIC is zeroed or gone: its tests contiguous-note-sections, empty-note).
-  EditRequest beside_interpreter = request;
-  beside_interpreter.interpreter.reset();
-  bool needs_dynamic = !beside_interpreter.empty() || headers.no_default_lib || headers.add_debug_tag ||
-                       !headers.clear_symbol_version.empty();
-  if (needs_dynamic && info.is_static()) fail(kStaticMessage);
-  if (request.interpreter && !info.interpreter) fail(kNoInterpreterMessage);
-  request.headers = std::move(headers);
-  // patchelf writes --output even when nothing changes.
-  if (request.empty() && !args.output) return;
-  EditOptions options;
-  options.output = args.output ? std::optional<std::filesystem::path>(*args.output) : std::nullopt;
-  options.page_size = args.page_size;
-  options.atomic_copy = args.atomic_copy;
-  auto outcome = edit_elf_file(file, request, options);
-  if (!outcome) fail(outcome.error().message());
-  using runpatch::cli::log_text, runpatch::cli::LogLevel;
-  // patchelf's words: no "patchelf: " before these.
-  for (const auto& warning : outcome->warnings)
-    log_text(LogLevel::Warning, fmt::format("warning: {}: {}\n", file, warning));
-  log_text(LogLevel::Debug, fmt::format("patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
-                                        outcome->layout_description));
-  for (const auto& w : outcome->writes)
-    log_text(LogLevel::Debug,
-             fmt::format("patching ELF file '{}': {} at offset {:#x} ({} bytes)\n", file, w.what, w.offset, w.size));
-}
-
-}  // namespace
+#include "../common/patchelf_run.hpp"
 
 int main(int argc, char** argv) {
-  runpatch::cli::configure_log("patchelf: ");
-  Arguments args = parse(argc, argv);
-  runpatch::cli::configure_log("patchelf: ",
-                               args.debug ? runpatch::cli::LogLevel::Debug : runpatch::cli::LogLevel::Info);
-  for (const auto& file : args.files) {
-    ElfInfo info = read_as_patchelf(file, args);
-    print_requested(args, info, file);
-    edit_file(args, info, file);
+  using namespace runpatch::cli;
+  configure_log("patchelf: ");
+  // patchelf without arguments shows its help and fails.
+  if (argc == 1) {
+    log_text(LogLevel::Error, patchelf_help(argv[0]));
+    return kExitProblem;
   }
-  return 0;
+  PatchelfStreams streams{[](std::string_view text) { fmt::print("{}", text); },
+                          [](std::string_view text) { log_text(LogLevel::Error, text); }};
+  auto ran = run_patchelf(std::vector<std::string>(argv + 1, argv + argc), argv[0], streams);
+  if (!ran) {
+    log_error("{}", ran.error().what);
+    return kExitProblem;
+  }
+  return kExitOk;
 }

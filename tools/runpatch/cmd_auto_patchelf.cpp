@@ -9,6 +9,7 @@
 #include "../auto_patchelf/auto_patchelf_args.hpp"
 #include "../common/log.hpp"
 #include "../common/patchelf_args.hpp"
+#include "../common/patchelf_run.hpp"
 #include "command.hpp"
 #include "runpatch/policy/auto_patchelf.hpp"
 
@@ -19,6 +20,21 @@ namespace {
 // stdout is the script's print(); stderr is sys.exit(message) and argparse,
 // in the script's words (no prefix of ours).
 void to_stderr(const std::string& text) { log_text(LogLevel::Error, text); }
+
+// One patchelf run of the script's, its streams kept for the report's order.
+Expected<PatchelfRunOutput> run_patchelf_captured(const std::vector<std::string>& words) {
+  PatchelfRunOutput output;
+  PatchelfStreams streams{[&](std::string_view text) { output.printed += text; },
+                          [&](std::string_view text) { output.diagnostics += text; }};
+  RUNPATCH_CHECK(run_patchelf(words, "patchelf", streams));
+  return output;
+}
+
+void print_run(const std::optional<PatchelfRunOutput>& run) {
+  if (!run) return;
+  fmt::print("{}", run->printed);
+  if (!run->diagnostics.empty()) to_stderr(run->diagnostics);
+}
 
 // The options the library takes, or a usage error's message.
 std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchelfArgs& a) {
@@ -40,11 +56,13 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
   // The script's edits are patchelf's: a change drops a resolution-cache note.
   o.extra.resolution_cache = ResolutionCacheMode::DropOnChange;
   if (!a.extra_args.empty()) {
+    // patchelf would fail on each run; one usage error says it before any edit.
     auto extra = parse_patchelf_arguments(a.extra_args);
     if (!extra) return "argument --extra-args: " + extra.error().what;
-    if (!extra->files.empty()) return "argument --extra-args: unexpected " + extra->files[0];
-    o.extra = patchelf_request(*extra);
-    o.extra.headers = patchelf_header_request(*extra);
+    o.patchelf_flags = a.extra_args;
+    o.run_patchelf = run_patchelf_captured;
+    // Runs that write one --output file, or edit the files the flags name, must come in the script's order.
+    if (extra->output || !extra->files.empty()) o.threads = 1;
   }
   if (a.ldcache) o.extra.resolution_cache = ResolutionCacheMode::Write;
   if (a.remove_ldcache) o.extra.resolution_cache = ResolutionCacheMode::Remove;
@@ -61,6 +79,7 @@ void print_file(const AutoPatchedFile& f, bool verbose) {
     return;
   }
   if (f.set_interpreter) fmt::print("setting interpreter of {}\n", f.path);
+  print_run(f.interpreter_run);
   fmt::print("searching for dependencies of {}\n", f.path);
   for (const auto& d : f.dependencies) {
     if (!d.printed) continue;
@@ -70,6 +89,7 @@ void print_file(const AutoPatchedFile& f, bool verbose) {
       fmt::print("    {} -> not found!\n", d.name);
   }
   if (f.runpath) fmt::print("setting RPATH to: {}\n", *f.runpath);
+  print_run(f.runpath_run);
   if (f.error) to_stderr(fmt::format("auto-patchelf: {}\n", f.error->message()));
   for (const auto& w : f.warnings) to_stderr(fmt::format("auto-patchelf: {}: {}\n", f.path, w));
 }

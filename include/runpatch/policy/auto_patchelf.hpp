@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,13 @@
 #include "runpatch/policy/policy.hpp"
 
 namespace runpatch {
+
+// What one patchelf process printed: stdout, then stderr (without "patchelf: ").
+struct PatchelfRunOutput {
+  std::string printed, diagnostics;
+};
+// Runs patchelf with these words (argv without argv[0]).
+using PatchelfRunner = std::function<Expected<PatchelfRunOutput>(const std::vector<std::string>& words)>;
 
 struct AutoPatchelfOptions {
   std::vector<std::filesystem::path> paths;                // to patch, and indexed first (all outputs)
@@ -31,7 +39,15 @@ struct AutoPatchelfOptions {
   std::optional<std::string> interpreter;   // set on dynamic executables; its machine is the target
   std::optional<std::string> libc_dir;      // orig-libc + /lib: consulted before the index
   RunpathPolicy layers;  // compat/driver layers applied in the same write (none: the script's runpath)
-  EditRequest extra;     // further edits (--extra-args), header fields included, in the same write
+  EditRequest extra;     // further edits, header fields included, in the same write
+  // The script's --extra-args: it runs `patchelf --set-interpreter I FILE FLAGS...`
+  // and `patchelf --set-rpath R FILE FLAGS...`, so each flag acts once per run,
+  // in patchelf's precedence (a later --set-interpreter wins, --remove-rpath
+  // beats --set-rpath, --output writes elsewhere from the unedited file,
+  // --version edits nothing). With flags, each run goes through run_patchelf
+  // instead of one combined write; `extra` then adds only its resolution cache.
+  std::vector<std::string> patchelf_flags;
+  PatchelfRunner run_patchelf;
   bool dry_run = false;
   bool in_place = false;  // EditOptions::in_place
   unsigned threads = 0;
@@ -53,7 +69,9 @@ struct AutoPatchedFile {
   std::vector<AutoPatchedDependency> dependencies;
   std::optional<std::string> runpath;  // what was (or would be) written
   std::optional<Error> error;          // the edit failed
-  std::vector<std::string> warnings;   // from the edit, e.g. why no resolution cache was written
+  // What the patchelf runs printed (only with patchelf_flags): the set-interpreter run, the set-rpath run.
+  std::optional<PatchelfRunOutput> interpreter_run, runpath_run;
+  std::vector<std::string> warnings;  // from the edit, e.g. why no resolution cache was written
 };
 
 struct MissingDependency {
