@@ -1,5 +1,7 @@
 #include "runpatch/cuda/cuda.hpp"
 
+#include <cctype>
+
 #include <string.h>
 
 #include <algorithm>
@@ -58,7 +60,17 @@ bool libcuda_needs_driver_beside(const std::filesystem::path& host_dir) {
 
 bool is_stub_libcuda(const ElfInfo& info) {
   constexpr uint64_t kStubCodeLimit = 64 * 1024;  // the CUDA 13 stub has 7 KiB of code
-  return loaded_name(info).starts_with("libcuda.so") && info.code_size < kStubCodeLimit;
+  // The stub links against nothing; the driver's libcuda and every compat
+  // libcuda need libraries (libc, libdl, ...; L4T's compat libcuda libnvrm_*),
+  // however little code a test build of them has.
+  return loaded_name(info).starts_with("libcuda.so") && info.code_size < kStubCodeLimit && info.needed.empty();
+}
+
+bool is_stub_libcuda(const ElfInfo& info, std::string_view path) {
+  if (!loaded_name(info).starts_with("libcuda.so")) return false;
+  size_t slash = path.rfind('/');
+  return (slash != std::string_view::npos && is_stubs_directory(std::string(path.substr(0, slash)))) ||
+         is_stub_libcuda(info);
 }
 
 bool is_stub_library(const std::string& path) {
@@ -115,6 +127,35 @@ std::optional<CudaVersion> cudart_release(std::string_view name) {
   auto v = parse_cuda_version(rest.substr(0, rest.find('.')));
   if (v) v->minor.reset();
   return v;
+}
+
+namespace {
+
+// "12.6" at the start of text, with both numbers; nullopt otherwise.
+std::optional<CudaVersion> major_minor_at(std::string_view text) {
+  size_t dot = text.find('.');
+  if (dot == std::string_view::npos || dot == 0) return std::nullopt;
+  size_t end = dot + 1;
+  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+  if (end == dot + 1) return std::nullopt;
+  for (size_t i = 0; i < dot; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
+  auto v = parse_cuda_version(text.substr(0, end));
+  if (!v || !v->minor) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<CudaVersion> cuda_release_in_path(std::string_view path) {
+  size_t slash = path.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  constexpr std::string_view kCudart = "libcudart.so.";
+  if (name.starts_with(kCudart))
+    if (auto v = major_minor_at(name.substr(kCudart.size()))) return v;
+  for (size_t at = path.find("/cuda-"); at != std::string_view::npos; at = path.find("/cuda-", at + 1))
+    if (auto v = major_minor_at(path.substr(at + 6))) return v;
+  return std::nullopt;
 }
 
 }  // namespace runpatch

@@ -109,7 +109,8 @@ std::string verdict_name(DoctorVerdict verdict) {
 }
 
 bool DoctorReport::ok() const {
-  return std::all_of(loads.begin(), loads.end(), [](const LibcudaLoad& l) { return l.verdict == DoctorVerdict::Ok; });
+  return !unknown() &&
+         std::all_of(loads.begin(), loads.end(), [](const LibcudaLoad& l) { return l.verdict == DoctorVerdict::Ok; });
 }
 
 DriverFacts read_driver_facts(const fs::path& proc_root) {
@@ -124,6 +125,8 @@ DriverFacts read_driver_facts(const fs::path& proc_root) {
       break;
     }
   }
+  // None loaded: the source names the file that is missing (under which root).
+  if (!facts.kernel_version) facts.source = (proc_root / "proc/driver/nvidia/version").lexically_normal().string();
   std::error_code ec;
   for (const auto& gpu : fs::directory_iterator(proc_root / "proc/driver/nvidia/gpus", ec)) {
     std::ifstream in(gpu.path() / "information");
@@ -320,6 +323,9 @@ Expected<DoctorReport> Doctor::diagnose(const fs::path& file) {
   if (report.loads.empty() && !has_cudart && carries_static_cuda_runtime(self, file))
     add_load(0, "dlopen by the static CUDA runtime", session_.resolve_name(tree, 0, std::string(kLibcuda)));
   report.uses_cuda = !report.loads.empty();
+  for (const auto& edge : tree.edges)
+    if (!edge.resolution.path && !edge.dlopen)
+      report.unresolved.push_back(edge.resolution.name + " (needed by " + tree.objects[edge.from].path + ")");
   return report;
 }
 

@@ -189,6 +189,19 @@ class EditPlanner : PlanContext<E> {
     return {};
   }
 
+  // A file an earlier runpatch edit appended a segment to: that segment is
+  // rebuilt from the tables it copied rather than edited in its slack, so
+  // that the bytes depend only on the original file and the final content
+  // (the driver and compat hooks in either order give one NAR hash). Only
+  // where the segment may be reclaimed (a copy, or a build's outputs).
+  std::optional<EditPlan> rebuilt_earlier_tail() {
+    if (!options_.reclaim_earlier_segment || options_.commit_in_elf_header) return std::nullopt;
+    auto rebuilt = plan_appended_segment<E>(*this, /*with_dynamic=*/true);
+    if (!rebuilt || !rebuilt->reclaimed_from || rebuilt->reclaimed_from == info_.interrupted_edit_tail)
+      return std::nullopt;
+    return std::move(*rebuilt);
+  }
+
   // Dynamic section, interpreter and resolution-cache note: in place where
   // they fit, otherwise in segments appended to the file.
   Expected<EditPlan> plan_tables() {
@@ -203,6 +216,7 @@ class EditPlanner : PlanContext<E> {
       // Several writes in place (the interpreter and the dynamic section) cannot commit as one.
       if (in_place && options_.commit_in_elf_header && !commits_in_one_write(*in_place)) in_place.reset();
       if (!in_place) return plan_appended_segment<E>(*this, /*with_dynamic=*/true);
+      if (auto rebuilt = rebuilt_earlier_tail()) return std::move(*rebuilt);
       plan = std::move(*in_place);
     }
     if (note_.action == NoteChange::Action::None) return plan;

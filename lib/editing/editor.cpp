@@ -9,6 +9,7 @@
 
 #include "editing/edit_planner.hpp"
 #include "editing/edit_verifier.hpp"
+#include "editing/rpath_conversion.hpp"
 #include "editing/file_io.hpp"
 #include "editing/replacement.hpp"
 #include "editing/staged_commit.hpp"
@@ -77,34 +78,48 @@ bool in_nix_build() {
 // stays at the front of the file where strip, objcopy and eu-strip need it,
 // written into the file in staged phases (--in-place, a Nix build, hard
 // links, an owner a copy cannot keep, an unwritable directory) or copied.
+bool rebuilds_earlier_segment(const Planned& p) {
+  return p.plan.reclaimed_from && p.plan.reclaimed_from != p.outcome.before.interrupted_edit_tail;
+}
+
 Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest& request, const EditOptions& options,
                              bool into_file, bool must_write_in_place) {
-  if (!options.atomic_copy) {
-    EditOptions by_header = options;
-    by_header.in_place = true;
-    by_header.commit_in_elf_header = true;
-    auto committed = plan_edit(fd, name, request, by_header);
-    if (committed && (committed->plan.strategy == EditStrategy::Unchanged ||
-                      (committed->plan.strategy != EditStrategy::Appended && commits_in_one_write(committed->plan))))
-      return Chosen{std::move(*committed), WriteWay::IntoFile};
-  }
   // Written into the file outside a build, the dynamic tables stay where a
   // process that has the library mapped reads them; a copy, or a build's
   // outputs, which nothing maps, may move them out of the table's way.
   EditOptions smallest = options;
   smallest.in_place = into_file && !in_nix_build();
   smallest.reclaim_earlier_segment = !must_write_in_place;
-  RUNPATCH_TRY(Planned small, plan_edit(fd, name, request, smallest));
+  std::optional<Planned> small;
+  if (!options.atomic_copy) {
+    EditOptions by_header = options;
+    by_header.in_place = true;
+    by_header.commit_in_elf_header = true;
+    auto committed = plan_edit(fd, name, request, by_header);
+    if (committed && committed->plan.strategy == EditStrategy::Unchanged)
+      return Chosen{std::move(*committed), WriteWay::IntoFile};
+    if (committed && committed->plan.strategy != EditStrategy::Appended && commits_in_one_write(committed->plan)) {
+      // An earlier edit's segment is rebuilt rather than edited in its slack
+      // (edit_planner.cpp, rebuilt_earlier_tail): the bytes then depend only
+      // on the original file and the final content, whichever edits led there.
+      if (must_write_in_place) return Chosen{std::move(*committed), WriteWay::IntoFile};
+      RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest));
+      if (!rebuilds_earlier_segment(*small)) return Chosen{std::move(*committed), WriteWay::IntoFile};
+    }
+  }
+  if (!small) {
+    RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest));
+  }
   bool copy = !into_file;
-  if (smallest.in_place && !small.plan.fits_later_tools && !must_write_in_place) {
+  if (smallest.in_place && !small->plan.fits_later_tools && !must_write_in_place) {
     // Strip or a later patchelf would break the file unless the dynamic tables move: a copy moves them.
     smallest.in_place = false;
     RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest));
     copy = true;
   }
   // Written over an earlier edit's segment (not an interrupted tail): only a copy may do that.
-  copy = copy || (small.plan.reclaimed_from && small.plan.reclaimed_from != small.outcome.before.interrupted_edit_tail);
-  return Chosen{std::move(small), copy ? WriteWay::Copy : WriteWay::IntoFile};
+  copy = copy || rebuilds_earlier_segment(*small);
+  return Chosen{std::move(*small), copy ? WriteWay::Copy : WriteWay::IntoFile};
 }
 
 // A plan written into the file: a grown program header table is committed in
@@ -148,7 +163,8 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
     if (into.get() >= 0) {
       RUNPATCH_CHECK(stage_for_file(into.get(), name, p, request));
       PrivilegesKept kept = PrivilegesKept::read(into.get());
-      RUNPATCH_CHECK(apply_plan(into.get(), name, p.plan, p.outcome.old_size, options.stop_after_writes));
+      RUNPATCH_CHECK(apply_plan(into.get(), name, p.plan, p.outcome.old_size, syncs(options.durability),
+                                options.stop_after_writes));
       RUNPATCH_CHECK(kept.restore(into.get(), name));
       if (p.outcome.written_as == WrittenAs::NotWritten) p.outcome.written_as = WrittenAs::IntoFile;
       return std::move(p.outcome);
@@ -162,12 +178,21 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
       RUNPATCH_TRY(p, plan_edit(locked.get(), name, request, for_copy));
     }
   }
-  RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, DestLock::Held));
+  RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, DestLock::Held, syncs(options.durability)));
   p.outcome.written_as = WrittenAs::Copy;
   return std::move(p.outcome);
 }
 
 }  // namespace
+
+bool syncs(Durability durability) {
+  switch (durability) {
+    case Durability::Sync: return true;
+    case Durability::NoSync: return false;
+    case Durability::Auto: break;
+  }
+  return !in_nix_build();
+}
 
 std::string written_as_name(WrittenAs way) {
   switch (way) {
@@ -189,7 +214,9 @@ std::string strategy_name(EditStrategy strategy) {
   return "?";
 }
 
-Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
+namespace {
+
+Expected<EditOutcome> edit_as_asked(const std::filesystem::path& path, const EditRequest& request,
                                     const EditOptions& options) {
   std::string name = path.string();
   // The kernel cannot execute a program whose PT_INTERP is empty.
@@ -213,10 +240,25 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
   to_output.reclaim_earlier_segment = true;
   RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, to_output));
   if (!options.dry_run) {
-    RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, DestLock::NotHeld));
+    RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, DestLock::NotHeld, syncs(options.durability)));
     p.outcome.written_as = WrittenAs::Output;
   }
   return std::move(p.outcome);
+}
+
+}  // namespace
+
+Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
+                                    const EditOptions& options) {
+  // What a DT_RPATH finds for other objects is looked up before the edit changes the file.
+  std::vector<std::string> conversion_warnings;
+  if (request.runpath && !request.force_rpath)
+    if (auto before = read_elf_info(path); before && converts_rpath(*before, request))
+      conversion_warnings = inherited_rpath_warnings(path);
+  RUNPATCH_TRY(EditOutcome outcome, edit_as_asked(path, request, options));
+  if (!conversion_warnings.empty() && outcome.strategy != EditStrategy::Unchanged)
+    outcome.warnings.insert(outcome.warnings.end(), conversion_warnings.begin(), conversion_warnings.end());
+  return outcome;
 }
 
 }  // namespace runpatch

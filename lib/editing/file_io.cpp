@@ -109,8 +109,10 @@ bool has_phase(const EditPlan& plan, WritePhase phase) {
 
 }  // namespace
 
-Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size,
+Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size, bool durable,
                   std::optional<size_t> stop_after_writes) {
+  // Without syncs the phases still reach the page cache in this order, which a killed process cannot undo.
+  auto barrier = [&]() -> Status { return durable ? sync(fd, path) : Status{}; };
   size_t budget = stop_after_writes.value_or(plan.writes.size());
   uint64_t written_end = old_size;
   for (const auto& w : plan.writes) written_end = std::max<uint64_t>(written_end, w.offset + w.bytes.size());
@@ -126,21 +128,21 @@ Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_
     prepared = true;
   }
   // Prepared bytes (appended, or unused strings) must be durable before anything points at them.
-  if (prepared) RUNPATCH_CHECK(sync(fd, path));
+  if (prepared) RUNPATCH_CHECK(barrier());
   // A staged commit: the interim header must be durable before the front is rewritten,
   // and the front before the header switches back to it.
   bool staged = has_phase(plan, WritePhase::Switch);
   for (auto phase : {WritePhase::Commit, WritePhase::Cleanup, WritePhase::Switch}) {
-    if (staged && phase == WritePhase::Switch) RUNPATCH_CHECK(sync(fd, path));
+    if (staged && phase == WritePhase::Switch) RUNPATCH_CHECK(barrier());
     RUNPATCH_TRY(bool going, write_phase(fd, path, plan, phase, budget));
     if (!going) return {};
-    if (staged && phase == WritePhase::Commit) RUNPATCH_CHECK(sync(fd, path));
+    if (staged && phase == WritePhase::Commit) RUNPATCH_CHECK(barrier());
   }
   // Past the new end: an interrupted edit's tail, or a staged commit's interim
   // table. Nothing references it any more.
   if (plan.new_size < written_end && !truncate_to(fd, plan.new_size))
     return make_error(path, errno_text("cannot cut off bytes past the edited file's end"));
-  return sync(fd, path);
+  return barrier();
 }
 
 }  // namespace runpatch

@@ -60,7 +60,7 @@ class PrivilegesKept {
 // Prepare writes, sync, the commit, sync, cleanup, sync. A failed prepare
 // truncates the file back to old_size, so it is byte-identical to before.
 // stop_after_writes simulates a crash (for tests): nothing after that many writes happens.
-Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size,
+Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size, bool durable,
                   std::optional<size_t> stop_after_writes = std::nullopt);
 
 }  // namespace runpatch

@@ -82,13 +82,16 @@ class TemporaryCopy {
 
   int fd() const { return fd_.get(); }
 
-  // Syncs the copy, names it beside dest and renames it over dest; syncs the directory.
-  Status commit() {
-    if (::fsync(fd_.get()) != 0) return make_error(dest_, errno_text("cannot sync the edited copy"));
+  // Syncs the copy, names it beside dest and renames it over dest; syncs the
+  // directory. Not durable: the same order without the syncs (a killed process
+  // still leaves the old or the new file; a power cut may not).
+  Status commit(bool durable) {
+    if (durable && ::fsync(fd_.get()) != 0) return make_error(dest_, errno_text("cannot sync the edited copy"));
     if (named_.empty()) RUNPATCH_CHECK(link_unnamed());
     if (::rename(named_.c_str(), dest_.c_str()) != 0)
       return make_error(dest_, errno_text("cannot rename the edited copy into place"));
     named_.clear();
+    if (!durable) return {};
     // The rename itself is durable only once the directory is synced.
     UniqueFd dir(::open(directory_of(dest_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.get() >= 0) ::fsync(dir.get());
@@ -237,7 +240,8 @@ Status check_may_write(const std::string& path) {
   return make_error(path, errno_text("cannot open for writing"));
 }
 
-Status replace_by_copy(const std::string& source, const std::string& dest_name, const EditPlan& plan, DestLock lock) {
+Status replace_by_copy(const std::string& source, const std::string& dest_name, const EditPlan& plan, DestLock lock,
+                       bool durable) {
   // patchelf writes through a symlink: its target is replaced, not the link.
   std::error_code ec;
   std::string dest = dest_name;
@@ -265,7 +269,7 @@ Status replace_by_copy(const std::string& source, const std::string& dest_name, 
   } else if (::fchmod(copy.fd(), src.st_mode & 07777) != 0) {
     return make_error(dest, errno_text("cannot set the mode"));
   }
-  return copy.commit();
+  return copy.commit(durable);
 }
 
 }  // namespace runpatch

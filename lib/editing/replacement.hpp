@@ -35,6 +35,7 @@ enum class DestLock {
 // write it: check_may_write; an owner that cannot be kept is an error); a new
 // one gets source's mode. A dest that is not a regular file (/dev/null, a
 // FIFO) is written through, as patchelf does.
-Status replace_by_copy(const std::string& source, const std::string& dest, const EditPlan& plan, DestLock lock);
+Status replace_by_copy(const std::string& source, const std::string& dest, const EditPlan& plan, DestLock lock,
+                       bool durable);
 
 }  // namespace runpatch

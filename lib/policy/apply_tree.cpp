@@ -18,6 +18,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
   options.dry_run = apply.dry_run;
   options.in_place = apply.in_place;
   options.atomic_copy = apply.atomic_copy;
+  options.durability = apply.durability;
   auto apply_one = [&](size_t i) {
     auto& out = run.files[i];
     const auto& path = listing.elf_files[i];

@@ -1,8 +1,10 @@
 #include <fmt/format.h>
+
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "policy/check_jetson_rules.hpp"
 #include "policy/check_nix_rules.hpp"
+#include "policy/nix_paths.hpp"
 #include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/policy/check.hpp"
 #include "runpatch/reading/elf_types.hpp"
@@ -39,6 +42,8 @@ class Checker {
     out_ = &out;
     file_ = path.string();
     auto tree = session_.resolve_tree(path);
+    // $ORIGIN is the loader's: under --root, the file's path inside the root.
+    view_ = tree && !tree->objects.empty() ? tree->objects[0].path : file_;
     check_runpath(info, tree ? &*tree : nullptr);
     check_dependencies(path, info, tree);
     check_resolution_cache(info);
@@ -62,6 +67,18 @@ class Checker {
     return [this](CheckRule rule, std::string message) { add(rule, std::move(message)); };
   }
 
+  // A driver directory, as written or as the loader reads it ($ORIGIN/../../run/opengl-driver/lib inside --root).
+  bool is_driver_entry(const std::string& e) const {
+    auto named = [&](const std::string& dir) {
+      return std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), dir) != o_.driver_dirs.end();
+    };
+    if (named(e)) return true;
+    if (e.find("$ORIGIN") == std::string::npos && e.find("${ORIGIN}") == std::string::npos) return false;
+    std::string dir = fs::path(expand_origin(e, dirname_of(view_))).lexically_normal().string();
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    return named(dir);
+  }
+
   // Which entries are compat layers, by name or by the libcuda they hold;
   // needing_driver: those known to need the driver behind them (by name, or a
   // libcuda needing driver libraries its directory lacks). A directory with a
@@ -69,7 +86,7 @@ class Checker {
   std::vector<bool> compat_layers(const std::vector<std::string>& entries, std::vector<bool>& needing_driver) const {
     std::vector<bool> compat;
     for (const auto& e : entries) {
-      fs::path host = under_root(o_.env.root, expand_origin(e, dirname_of(file_)));
+      fs::path host = under_root(o_.env.root, expand_origin(e, dirname_of(view_)));
       compat.push_back(is_compat_layer(e, host, o_.driver_dirs));
       needing_driver.push_back(looks_like_compat_dir(e) || (compat.back() && libcuda_needs_driver_beside(host)));
     }
@@ -88,12 +105,14 @@ class Checker {
     std::optional<size_t> driver_at;
     std::vector<bool> needing_driver;
     std::vector<bool> compat = compat_layers(entries, needing_driver);
+    std::vector<bool> driver;
+    for (const auto& e : entries) driver.push_back(is_driver_entry(e));
     for (size_t i = 0; i < entries.size(); ++i) {
       const std::string& e = entries[i];
       if (std::find(seen.begin(), seen.end(), e) != seen.end())
         add(CheckRule::DuplicateEntry, fmt::format("'{}' appears more than once", e));
       seen.push_back(e);
-      bool is_driver = std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
+      bool is_driver = driver[i];
       if (is_driver && !driver_at) driver_at = i;
       if (compat[i] && driver_at)
         add(CheckRule::CompatAfterDriver,
@@ -116,7 +135,7 @@ class Checker {
       // $LIB and $PLATFORM as the file's loader substitutes them (resolving found out).
       if (names_loader_tokens(e) && (!tree || tree->lib_token.empty())) continue;
       std::string dir =
-          expand_dynamic_tokens(e, {dirname_of(file_), tree ? tree->lib_token : "", tree ? tree->platform_token : ""});
+          expand_dynamic_tokens(e, {dirname_of(view_), tree ? tree->lib_token : "", tree ? tree->platform_token : ""});
       fs::path host = under_root(o_.env.root, dir);
       struct stat st {};
       if (::stat(host.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -126,7 +145,7 @@ class Checker {
       }
       if (S_ISDIR(st.st_mode) && !is_stubs_directory(e)) check_rules_nix::entry_stub(e, host, adder());
     }
-    check_rules_jetson::compat_entries(entries, needing_driver, o_.driver_dirs, adder());
+    check_rules_jetson::compat_entries(entries, needing_driver, driver, o_.driver_dirs, adder());
   }
 
   // The note must say what the builder says now: a cached file that is gone,
@@ -185,15 +204,16 @@ class Checker {
       }
     }
     check_rules_nix::version_mix(*tree, adder());
-    check_rules_jetson::libcuda_own_search(*tree, o_.env.root, o_.driver_dirs, adder());
-    if (o_.jetpack) check_rules_jetson::jetpack_range(*tree, *o_.jetpack, adder());
+    check_rules_jetson::libcuda_own_search(*tree, o_.env.root, o_.driver_dirs, "", adder());
+    dlopened_libcuda(*tree);
+    if (o_.jetpack) check_rules_jetson::jetpack_range(*tree, *o_.jetpack, o_.env.root, adder());
     // What the runpath alone resolves: the checking shell's LD_LIBRARY_PATH
     // must neither make entries look unused nor hide what it overrides.
     auto runpath_tree = check_rules_nix::without_ld_library_path(path, o_.env);
     const DependencyTree& by_runpath = runpath_tree ? *runpath_tree : *tree;
     check_rules_nix::unused_entries(by_runpath, o_, adder());
     check_rules_nix::shadowing(*tree, by_runpath, adder());
-    if (loads_libcuda(info) || carries_static_cuda_runtime(info, path)) {
+    if (in_nix_closure(path, tree->loader) && (loads_libcuda(info) || carries_static_cuda_runtime(info, path))) {
       auto entries = split_runpath(effective_runpath(info));
       bool has_driver = std::any_of(entries.begin(), entries.end(), [&](const std::string& e) {
         return std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), e) != o_.driver_dirs.end();
@@ -208,10 +228,33 @@ class Checker {
   std::optional<LoaderModel> loader;  // of the file checked, once resolved
 
  private:
+  // A libcuda the tree dlopens (libcudart's) is loaded with its own runpath:
+  // its tree, resolved apart, must find the driver libraries a compat libcuda needs.
+  void dlopened_libcuda(const DependencyTree& tree) {
+    for (const auto& e : tree.edges) {
+      if (!e.dlopen || e.to || !e.resolution.path || e.resolution.name.rfind("libcuda.so", 0) != 0) continue;
+      auto own = session_.resolve_tree(under_root(o_.env.root, *e.resolution.path));
+      if (!own) continue;
+      std::string how = "dlopen by " + basename_of(tree.objects[e.from].path);
+      check_rules_jetson::libcuda_own_search(*own, o_.env.root, o_.driver_dirs, how, adder());
+    }
+  }
+
+  bool in_nix_closure(const std::string& path, const LoaderModel& model) const {
+    switch (o_.closure) {
+      case CheckOptions::Closure::Nix: return true;
+      case CheckOptions::Closure::Host: return false;
+      case CheckOptions::Closure::Auto: break;
+    }
+    const char* build_top = std::getenv("NIX_BUILD_TOP");
+    return (build_top && *build_top) || model.kind == LoaderKind::NixGlibc || parse_store_path(path).has_value();
+  }
+
   const CheckOptions& o_;
   ResolutionSession& session_;
   std::vector<Finding>* out_ = nullptr;
   std::string file_;
+  std::string view_;  // file_ as the loader sees it (inside --root)
 };
 
 }  // namespace
@@ -304,7 +347,7 @@ std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& t
     check_rules_nix::shadowing(tree, *by_runpath, add);
   // A stub libcuda actually loaded (not just reachable): the strongest form of runtime-stub.
   auto stub = [&](const std::string& path, const ElfInfo& info) {
-    if (is_stub_libcuda(info))
+    if (is_stub_libcuda(info, path))
       add(CheckRule::RuntimeStub,
           fmt::format("loads {}, the toolkit's stub ({} bytes of code): every CUDA call fails", path, info.code_size));
   };

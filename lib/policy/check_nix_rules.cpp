@@ -101,6 +101,24 @@ bool may_dlopen_from(const ElfInfo& info, const fs::path& host_dir) {
          any_entry_named(host_dir, [](const std::string& name) { return is_cuda_library(name); });
 }
 
+std::string trimmed_dir(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+// A library the loader found in `dir` or in one of the subdirectories it
+// searches below it (glibc-hwcaps/X, or before glibc 2.37 tls/, x86_64/, ...:
+// at most three levels) — unless that subdirectory is a runpath entry itself.
+bool resolved_through(const std::set<std::string>& used, const std::string& dir, const std::set<std::string>& entries) {
+  if (used.count(dir)) return true;
+  std::string prefix = dir == "/" ? "/" : dir + "/";
+  for (auto it = used.lower_bound(prefix); it != used.end() && it->starts_with(prefix); ++it) {
+    std::string_view below = std::string_view(*it).substr(prefix.size());
+    if (!entries.count(*it) && std::count(below.begin(), below.end(), '/') < 3) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void version_mix(const DependencyTree& tree, const AddFinding& add) {
@@ -192,14 +210,17 @@ void unused_entries(const DependencyTree& tree, const CheckOptions& o, const Add
         e.resolution.via_object == root.path)
       used.insert(dirname_of(*e.resolution.path));
   std::string origin = dirname_of(root.path);
+  std::set<std::string> entry_dirs;
+  for (const auto& entry : split_runpath(runpath))
+    if (!names_loader_tokens(entry) || !tree.lib_token.empty())
+      entry_dirs.insert(trimmed_dir(expand_dynamic_tokens(entry, {origin, tree.lib_token, tree.platform_token})));
   for (const auto& entry : split_runpath(runpath)) {
     if (entry.empty() || std::find(o.driver_dirs.begin(), o.driver_dirs.end(), entry) != o.driver_dirs.end()) continue;
     // $ORIGIN/... is the file's own package: libraries there may be dlopened at any time.
     bool in_own_package = entry.find("$ORIGIN") != std::string::npos || entry.find("${ORIGIN}") != std::string::npos;
     if (names_loader_tokens(entry) && tree.lib_token.empty()) continue;  // the loader's values are unknown
-    std::string dir = expand_dynamic_tokens(entry, {origin, tree.lib_token, tree.platform_token});
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    if (used.count(dir) || dir == origin) continue;
+    std::string dir = trimmed_dir(expand_dynamic_tokens(entry, {origin, tree.lib_token, tree.platform_token}));
+    if (dir == origin || resolved_through(used, dir, entry_dirs)) continue;
     fs::path host = under_root(o.env.root, dir);
     std::error_code ec;
     if (!fs::is_directory(host, ec)) continue;  // missing-entry reports those

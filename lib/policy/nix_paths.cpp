@@ -9,13 +9,15 @@ std::optional<StorePath> parse_store_path(const std::string& entry) {
   auto at = entry.find(kStore);
   if (at == std::string::npos) return std::nullopt;
   size_t hash_at = at + kStore.size();
-  if (entry.size() < hash_at + 33 || entry[hash_at + 32] != '-') return std::nullopt;
-  for (size_t i = hash_at; i < hash_at + 32; ++i)
-    if (!std::isalnum(static_cast<unsigned char>(entry[i]))) return std::nullopt;
+  // Nix's hashes are 32 characters; a test store or another tool's may differ: any run of letters and digits.
+  size_t hash_end = hash_at;
+  while (hash_end < entry.size() && std::isalnum(static_cast<unsigned char>(entry[hash_end]))) ++hash_end;
+  if (hash_end == hash_at || hash_end >= entry.size() || entry[hash_end] != '-') return std::nullopt;
   size_t end = entry.find('/', hash_at);
   StorePath p;
   p.root = entry.substr(0, end);
-  std::string rest = entry.substr(hash_at + 33, end == std::string::npos ? std::string::npos : end - hash_at - 33);
+  size_t name_at = hash_end + 1;
+  std::string rest = entry.substr(name_at, end == std::string::npos ? std::string::npos : end - name_at);
   // name-version[-output]: the version starts at the first "-<digit>".
   size_t dash = std::string::npos;
   for (size_t i = 0; i + 1 < rest.size(); ++i)

@@ -16,7 +16,8 @@ struct StorePath {
   std::string output;   // "" for out, else dev, static, lib, ...
 };
 
-// The store path an entry lies in, if any ("/nix/store/<32 chars>-..." anywhere in it).
+// The store path an entry lies in, if any ("/nix/store/<hash>-..." anywhere in it; Nix's hashes are 32
+// characters, any run of letters and digits is taken).
 std::optional<StorePath> parse_store_path(const std::string& entry);
 
 // "12.8" of a CUDA package set member (cuda_* packages carry the CUDA release).

@@ -45,7 +45,9 @@ nlohmann::json l4t_json(const L4tFacts& l4t) {
 
 std::string format_driver_facts(const DriverFacts& facts) {
   if (!facts.kernel_version && facts.l4t && facts.l4t->nvgpu) return "kernel driver: nvgpu (part of L4T)\n";
-  if (!facts.kernel_version) return "kernel driver: none loaded (no /proc/driver/nvidia/version)\n";
+  if (!facts.kernel_version)
+    return fmt::format("kernel driver: none loaded (no {})\n",
+                       facts.source.empty() ? std::string("/proc/driver/nvidia/version") : facts.source);
   std::string gpus;
   for (const auto& m : facts.gpu_models) gpus += (gpus.empty() ? "; GPU: " : ", ") + m;
   return fmt::format("kernel driver: {} (from {}){}\n", *facts.kernel_version, facts.source, gpus);
@@ -56,6 +58,14 @@ std::string format_doctor(const DoctorReport& report, bool color) {
   const char* green = color ? "\033[32m" : "";
   const char* reset = color ? "\033[0m" : "";
   std::string out = report.file + ":\n";
+  if (report.unknown()) {
+    out += fmt::format(
+        "  verdict  {}unknown{}: part of its tree is not resolved here, so whether it loads "
+        "libcuda.so.1 cannot be told (resolve it where it runs, or with --root / --search):\n",
+        red, reset);
+    for (const auto& name : report.unresolved) out += "    not resolved  " + name + "\n";
+    return out;
+  }
   if (!report.uses_cuda) return out + "  not a CUDA program (nothing in its tree loads libcuda.so.1)\n";
   for (const auto& load : report.loads) {
     bool ok = load.verdict == DoctorVerdict::Ok;
@@ -82,7 +92,8 @@ nlohmann::json doctor_json(const DoctorReport& report) {
                      {"explanation", load.explanation},
                      {"fix", load.fix}});
   }
-  return {{"file", report.file}, {"uses_cuda", report.uses_cuda}, {"ok", report.ok()}, {"loads", loads}};
+  return {{"file", report.file}, {"uses_cuda", report.uses_cuda},  {"unknown", report.unknown()}, {"ok", report.ok()},
+          {"loads", loads},      {"unresolved", report.unresolved}};
 }
 
 nlohmann::json driver_facts_json(const DriverFacts& facts) {

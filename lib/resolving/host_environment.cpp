@@ -31,6 +31,37 @@ std::map<std::string, std::string> loader_diagnostics(const std::string& loader)
   return values;
 }
 
+// The hwcap bits glibc < 2.37 turns into subdirectory names: those the CPU
+// has among the "important" ones, highest bit first (their order in a path).
+// Names are known for x86 (sysdeps/x86/dl-hwcap.h); other machines mark none important.
+std::vector<std::string> legacy_hwcap_names(std::map<std::string, std::string>& d) {
+  unsigned long masked =
+      std::strtoul(d["dl_hwcap"].c_str(), nullptr, 0) & std::strtoul(d["dl_hwcap_important"].c_str(), nullptr, 0);
+  static const char* const kX86[] = {"sse2", "x86_64", "avx512_1"};
+  std::vector<std::string> names;
+  for (int bit = 2; bit >= 0; --bit)
+    if (masked >> bit & 1) names.push_back(kX86[bit]);
+  return names;
+}
+
+// Every combination of "tls", the platform and the hwcap names, in that
+// order within a path, most components first (LD_DEBUG=libs on glibc 2.36:
+// tls/x86_64/x86_64, tls/x86_64, tls/x86_64, tls, x86_64/x86_64, x86_64, x86_64).
+std::vector<std::string> legacy_subdirs(const std::string& platform, const std::vector<std::string>& hwcaps) {
+  std::vector<std::string> parts{"tls"};
+  if (!platform.empty()) parts.push_back(platform);
+  parts.insert(parts.end(), hwcaps.begin(), hwcaps.end());
+  size_t k = parts.size();
+  std::vector<std::string> out;
+  for (size_t mask = (size_t{1} << k) - 1; mask > 0; --mask) {
+    std::string path;
+    for (size_t i = 0; i < k; ++i)
+      if (mask >> (k - 1 - i) & 1) path += (path.empty() ? "" : "/") + parts[i];
+    out.push_back(path);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> split_search_path(const std::string& list) {
@@ -63,6 +94,7 @@ void SearchEnvironment::complete_from_host_loader() {
       dirs.push_back(dir);
     }
     if (!dirs.empty() && !default_dirs) default_dirs = dirs;
+    legacy_hwcaps_subdirs = legacy_subdirs(d["dl_platform"], legacy_hwcap_names(d));
     // dl_hwcaps_subdirs lists candidates best first; the active mask selects them.
     std::string subdirs = d["dl_hwcaps_subdirs"];
     unsigned long active = std::strtoul(d["dl_hwcaps_subdirs_active"].c_str(), nullptr, 0);

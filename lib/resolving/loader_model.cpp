@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "resolving/loader_file.hpp"
 #include "resolving/loader_pick.hpp"
 #include "resolving/machine_defaults.hpp"
 #include "runpatch/reading/loader_paths.hpp"
@@ -64,25 +65,6 @@ std::optional<std::string> runpath_interpreter(const ElfInfo& file, const std::s
 
 std::string musl_interpreter(const MachineDefaults& defaults) {
   return defaults.musl_arch.empty() ? "" : "/lib/ld-musl-" + defaults.musl_arch + ".so.1";
-}
-
-// Nixpkgs' ldcache.patch names the searches it adds "RESCACHE" (what
-// LD_DEBUG=libs prints): a loader holding that word reads the note.
-bool loader_reads_note(const fs::path& loader) {
-  int fd = ::open(loader.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  static constexpr std::string_view kMarker("RESCACHE\0", 9);
-  std::array<char, 65536> buffer{};
-  size_t kept = 0;  // bytes carried over so a marker across two reads is seen
-  bool found = false;
-  for (ssize_t n; !found && (n = ::read(fd, buffer.data() + kept, buffer.size() - kept)) > 0;) {
-    std::string_view window(buffer.data(), kept + static_cast<size_t>(n));
-    found = window.find(kMarker) != std::string_view::npos;
-    kept = std::min(window.size(), kMarker.size() - 1);
-    std::memmove(buffer.data(), window.data() + window.size() - kept, kept);
-  }
-  ::close(fd);
-  return found;
 }
 
 // musl reads PREFIX/etc/ld-musl-ARCH.path, PREFIX being the interpreter's
@@ -141,38 +123,59 @@ LoaderPick pick_loader(const ElfInfo& file, const std::string& file_view, const 
   return {LoaderKind::HostGlibc, defaults.interpreter, "no PT_INTERP"};
 }
 
+namespace {
+
+constexpr const char* kSystemCache = "/etc/ld.so.cache";
+
+void host_glibc(LoaderModel& model, const SearchEnvironment& env) {
+  model.kind = LoaderKind::HostGlibc;
+  model.ld_so_cache = env.ld_so_cache.value_or(under_root(env.root, kSystemCache));
+  model.reads_resolution_cache_note = env.use_resolution_cache;
+  model.default_dirs_source = env.root == "/" || env.root.empty() ? "the host loader" : "the machine's";
+}
+
+// Nixpkgs' glibc reads PREFIX/etc/ld.so.cache (none is installed; the string
+// inside the loader says which) and searches only its own lib directory by default.
+void glibc_at_prefix(LoaderModel& model, const LoaderFileFacts& file, const SearchEnvironment& env) {
+  model.kind = LoaderKind::NixGlibc;
+  if (!model.interpreter.empty()) {
+    std::string own_cache = file.ld_so_cache.value_or(dirname_of(dirname_of(model.interpreter)) + kSystemCache);
+    std::error_code ec;
+    if (fs::is_regular_file(under_root(env.root, own_cache), ec)) model.ld_so_cache = under_root(env.root, own_cache);
+    model.default_dirs = {dirname_of(model.interpreter)};
+  }
+  if (env.ld_so_cache) model.ld_so_cache = env.ld_so_cache;
+  model.default_dirs_source = "the interpreter's directory";
+  model.reads_resolution_cache_note = env.use_resolution_cache || file.reads_resolution_cache_note;
+}
+
+}  // namespace
+
 LoaderModel build_loader_model(const LoaderPick& pick, const SearchEnvironment& env) {
   LoaderModel model;
   model.kind = pick.kind;
   model.interpreter = pick.interpreter;
   model.chosen_by = pick.chosen_by;
-  switch (pick.kind) {
-    case LoaderKind::HostGlibc:
-      model.ld_so_cache = env.ld_so_cache.value_or(under_root(env.root, "/etc/ld.so.cache"));
-      model.reads_resolution_cache_note = env.use_resolution_cache;
-      model.default_dirs_source = env.root == "/" || env.root.empty() ? "the host loader" : "the machine's";
-      break;
-    case LoaderKind::NixGlibc: {
-      // Nixpkgs' glibc reads PREFIX/etc/ld.so.cache (none is installed) and
-      // searches only its own lib directory by default.
-      if (!pick.interpreter.empty()) {
-        std::string own_cache = dirname_of(dirname_of(pick.interpreter)) + "/etc/ld.so.cache";
-        std::error_code ec;
-        if (fs::is_regular_file(under_root(env.root, own_cache), ec))
-          model.ld_so_cache = under_root(env.root, own_cache);
-        model.default_dirs = {dirname_of(pick.interpreter)};
-      }
-      if (env.ld_so_cache) model.ld_so_cache = env.ld_so_cache;
-      model.default_dirs_source = "the interpreter's directory";
-      model.reads_resolution_cache_note =
-          env.use_resolution_cache ||
-          (!pick.interpreter.empty() && loader_reads_note(under_root(env.root, pick.interpreter)));
-      break;
-    }
-    case LoaderKind::Musl:
-      if (!pick.interpreter.empty()) musl_search_path(model, env.root);
-      break;
+  if (pick.kind == LoaderKind::Musl) {
+    if (!pick.interpreter.empty()) musl_search_path(model, env.root);
+    return model;
   }
+  // The loader's own bytes decide, not the directory it lies in: a copy of the
+  // system's ld.so elsewhere still reads /etc/ld.so.cache and the system's directories.
+  LoaderFileFacts file;
+  if (!pick.interpreter.empty()) file = read_loader_file(under_root(env.root, pick.interpreter));
+  if (file.version) {
+    model.glibc_release = std::to_string(file.version->major) + "." + std::to_string(file.version->minor);
+    // glibc before 2.37 also searches tls/, the platform's and the hwcaps' subdirectories of each directory.
+    model.searches_legacy_hwcaps_subdirs = file.version->before(2, 37);
+  }
+  bool system_cache = file.ld_so_cache == std::string(kSystemCache);
+  if (pick.kind == LoaderKind::NixGlibc && system_cache)
+    model.chosen_by += "; it reads /etc/ld.so.cache: a system glibc";
+  if (pick.kind == LoaderKind::HostGlibc || system_cache)
+    host_glibc(model, env);
+  else
+    glibc_at_prefix(model, file, env);
   return model;
 }
 
@@ -215,12 +218,15 @@ std::string LoaderModel::describe() const {
     out += (dirs.empty() ? "(none)" : dirs) + " (" + default_dirs_source + ")";
   }
   if (reads_resolution_cache_note) out += "; reads .note.nixos.ldcache";
+  if (!glibc_release.empty())
+    out += "; glibc " + glibc_release + (searches_legacy_hwcaps_subdirs ? " (legacy hwcaps subdirectories too)" : "");
   return out;
 }
 
 std::string LoaderModel::key() const {
   std::string k = loader_kind_name(kind) + '\0' + interpreter + '\0' + (ld_so_cache ? ld_so_cache->string() : "") +
-                  '\0' + (reads_resolution_cache_note ? "note" : "");
+                  '\0' + (reads_resolution_cache_note ? "note" : "") + '\0' +
+                  (searches_legacy_hwcaps_subdirs ? "legacy" : "");
   for (const auto& d : default_dirs) (k += '\0') += d;
   return k;
 }

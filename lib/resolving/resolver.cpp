@@ -478,8 +478,21 @@ class Resolver {
             if (is_directory(hw) && probe(hw + "/" + name, rule, r)) return true;
           }
         }
+        if (model_->searches_legacy_hwcaps_subdirs && search_legacy_subdirs(dir, name, rule, r)) return true;
         if (probe((dir == "/" ? "" : dir) + "/" + name, rule, r)) return true;
       }
+    return false;
+  }
+
+  // glibc < 2.37: tls/, the platform's and the hwcaps' subdirectories, before the directory itself.
+  bool search_legacy_subdirs(const std::string& dir, const std::string& name, const Rule& rule, Resolution& r) {
+    need_loader_facts();
+    std::string base = dir == "/" ? "" : dir;
+    for (const auto& sub : env_.legacy_hwcaps_subdirs) {
+      // Most directories have none of them: one cached look at the first component spares the rest.
+      if (!is_directory(base + "/" + sub.substr(0, sub.find('/')))) continue;
+      if (is_directory(base + "/" + sub) && probe(base + "/" + sub + "/" + name, rule, r)) return true;
+    }
     return false;
   }
 

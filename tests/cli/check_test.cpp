@@ -30,7 +30,11 @@ class Check : public ::testing::Test {
     root_ = fs::absolute(
         test::scratch_dir(std::string("check/") + ::testing::UnitTest::GetInstance()->current_test_info()->name()));
     options_.env = SearchEnvironment::host(false);
+    // The fixtures stand for a Nix package (driver-dir-missing applies), wherever the scratch directory is.
+    options_.closure = CheckOptions::Closure::Nix;
   }
+  // jetpack-cuda-range's evidence cases with one architecture's fixtures, under root.
+  void jetpack_range_cases(const fs::path& fixtures, const fs::path& root);
   fs::path file(const std::string& fixture, const std::string& name, std::optional<std::string> runpath,
                 bool rpath = false) {
     fs::path to = root_ / name;
@@ -482,14 +486,18 @@ TEST_F(Check, PackageSetMustBeInTheJetpackRange) {
     for (const auto& f : check_paths({prog}, options_).findings) {
       rules.emplace(f.rule_id());
       if (f.rule_id() == "jetpack-cuda-range") {
-        EXPECT_NE(f.message.find("CUDA 13 package set"), std::string::npos) << f.message;
+        // Outside whatever the minor: said; a major JetPack 7 runs only in part (13.0 natively): unknown.
+        EXPECT_TRUE(f.message.find("CUDA 13 package set") != std::string::npos ||
+                    (std::string_view(jetpack) == "7.0" && f.message.starts_with("unknown: uses CUDA 13.x")))
+            << f.message;
       }
     }
     return rules;
   };
   EXPECT_EQ(rules_on("6.2.1"), std::set<std::string>{"jetpack-cuda-range"});  // 12.6 with compat up to 12.9
   EXPECT_EQ(rules_on("5"), std::set<std::string>{"jetpack-cuda-range"});
-  EXPECT_EQ(rules_on("7.0"), std::set<std::string>{});  // native CUDA 13
+  // Native CUDA 13.0 and no cuda_compat: a later 13.x does not run, and the SONAME cannot tell which 13.x it is.
+  EXPECT_EQ(rules_on("7.0"), std::set<std::string>{"jetpack-cuda-range"});
   options_.jetpack = nullptr;
   EXPECT_EQ(rules_for(prog), std::set<std::string>{});
 
@@ -528,6 +536,69 @@ TEST_F(Check, PackageSetMustBeInTheJetpackRange) {
   EXPECT_EQ(between.exit_code, cli.exit_code) << between.output;
   EXPECT_NE(between.output.find("note: --jetpack R36.3.0: judged by JetPack 6.2.1 (L4T R36.4.4)"), std::string::npos)
       << between.output;
+}
+
+// jetpack-cuda-range reads the minor release where the files say it (a
+// cuda-X.Y directory, the versioned libcudart file, a store path whatever its
+// hash length); libcudart's SONAME alone names only the major, which is
+// "unknown" when the JetPack runs only part of that major — never a pass.
+// The host's fixtures and the aarch64 ones (a Jetson package checked on the x86 builder).
+TEST_F(Check, JetpackRangeReadsTheMinorReleaseOrSaysUnknown) {
+  options_.disabled = {CheckRule::UnusedEntry, CheckRule::StubsEntry, CheckRule::DriverDirMissing,
+                       CheckRule::RuntimeStub};
+  for (const auto& arch : test::fixture_arches()) {
+    if (arch.name != host_.name && arch.name != "aarch64") continue;
+    SCOPED_TRACE(arch.name);
+    jetpack_range_cases(arch.dir, root_ / arch.name);
+  }
+}
+
+void Check::jetpack_range_cases(const fs::path& fixtures, const fs::path& root) {
+  fs::create_directories(root);
+  fs::copy(fixtures / "cuda-pkg", root / "pkg", fs::copy_options::recursive);
+  fs::path cudart13 = root / "pkg/lib/libcudart.so.13";
+  const std::string patchelf = (fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf").string();
+  // A CUDA 12 runtime (SONAME libcudart.so.12) in `dir` under `file_name`, and a program using it from there.
+  auto cuda12 = [&](const fs::path& dir, const std::string& file_name) {
+    fs::create_directories(dir);
+    fs::copy_file(cudart13, dir / file_name, fs::copy_options::overwrite_existing);
+    EXPECT_EQ(test::run_command({patchelf, "--set-soname", "libcudart.so.12", (dir / file_name).string()}).exit_code,
+              0);
+    if (file_name != "libcudart.so.12") fs::create_symlink(file_name, dir / "libcudart.so.12");
+    fs::path prog = dir / "prog";
+    fs::copy_file(root / "pkg/bin/cuda-prog", prog);
+    auto r = test::run_command({patchelf, "--replace-needed", "libcudart.so.13", "libcudart.so.12", "--set-rpath",
+                                dir.string(), prog.string()},
+                               true);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return prog;
+  };
+  auto range_findings = [&](const fs::path& prog, const char* jetpack) {
+    options_.jetpack = find_jetpack(jetpack);
+    std::vector<std::string> messages;
+    for (const auto& f : check_paths({prog}, options_).findings)
+      if (f.rule_id() == "jetpack-cuda-range") messages.push_back(f.message);
+    return messages;
+  };
+  // SONAME only: JetPack 5.1.5 runs CUDA 12 up to 12.2, so "12" cannot pass.
+  fs::path plain = cuda12(root / "plain", "libcudart.so.12");
+  auto unknown = range_findings(plain, "5.1.5");
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_TRUE(unknown[0].starts_with("unknown: uses CUDA 12.x")) << unknown[0];
+  // A cuda-12.6 directory says 12.6: past JetPack 5.1.5, within 6.2.1.
+  fs::path toolkit = cuda12(root / "usr/local/cuda-12.6/lib", "libcudart.so.12");
+  auto outside = range_findings(toolkit, "5.1.5");
+  ASSERT_EQ(outside.size(), 1u);
+  EXPECT_NE(outside[0].find("CUDA 12.6 package set"), std::string::npos) << outside[0];
+  EXPECT_TRUE(range_findings(toolkit, "6.2.1").empty());
+  // The versioned file the SONAME link names says 12.2: within JetPack 5.1.5.
+  fs::path versioned = cuda12(root / "versioned", "libcudart.so.12.2.140");
+  EXPECT_TRUE(range_findings(versioned, "5.1.5").empty());
+  // A store path with a short hash still names its package set: 12.8.
+  fs::path store = cuda12(root / "nix/store/abc-cuda_cudart-12.8.90/lib", "libcudart.so.12");
+  auto stored = range_findings(store, "5.1.5");
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_NE(stored[0].find("CUDA 12.8 package set"), std::string::npos) << stored[0];
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
@@ -130,6 +131,17 @@ TEST_F(DoctorL4t, CompatInsideTheRangeWithItsDriverLibrariesIsOk) {
   if (runs()) {
     EXPECT_EQ(run(), "libcuda: compat\n");
   }
+  // check agrees: the compat libcuda (little code, but it needs libnvrm_*) is no toolkit stub, and it finds its driver.
+  auto check = test::run_command({RUNPATCH_CLI, "check", "--root", root_.string(), "--ignore-environment", "--disable",
+                                  "unused-entry", prog_.string(), cudart_.string()});
+  EXPECT_EQ(check.output.find("runtime-stub"), std::string::npos) << check.output;
+  EXPECT_EQ(check.output.find("compat-needs-driver"), std::string::npos) << check.output;
+  // The toolkit's stub is one wherever it lies: copied over the compat libcuda, it is reported.
+  fs::copy_file(arch_.dir / "cuda-pkg/lib/stubs/libcuda.so", root_ / kCompatStore / "compat/libcuda.so.1",
+                fs::copy_options::overwrite_existing);
+  auto stub = test::run_command({RUNPATCH_CLI, "check", "--root", root_.string(), "--ignore-environment", "--disable",
+                                 "unused-entry", cudart_.string()});
+  EXPECT_NE(stub.output.find("runtime-stub"), std::string::npos) << stub.output;
 }
 
 TEST_F(DoctorL4t, CompatOutsideTheJetpack5Range) {
@@ -169,6 +181,18 @@ TEST_F(DoctorL4t, CompatWhoseOwnSearchMissesLibnvrmFailsToLoad) {
   if (runs()) {
     EXPECT_EQ(run(), "libcuda: not found\n");  // dlopen fails on the missing libnvrm_*
   }
+  // check, run on the application (not on the compat package), sees it too: it follows the tree.
+  auto check = test::run_command({RUNPATCH_CLI, "check", "--root", root_.string(), "--ignore-environment", "--disable",
+                                  "unused-entry", prog_.string()});
+  EXPECT_EQ(check.exit_code, 1) << check.output;
+  EXPECT_NE(check.output.find("compat-needs-driver"), std::string::npos) << check.output;
+  EXPECT_NE(check.output.find("which needs libnvrm_gpu.so, libnvrm_mem.so from the driver"), std::string::npos)
+      << check.output;
+  // Once the compat libcuda's own runpath names the driver directory, the finding is gone.
+  compat_finds_driver();
+  auto fixed = test::run_command({RUNPATCH_CLI, "check", "--root", root_.string(), "--ignore-environment", "--disable",
+                                  "unused-entry", prog_.string()});
+  EXPECT_EQ(fixed.output.find("compat-needs-driver"), std::string::npos) << fixed.output;
 }
 
 TEST_F(DoctorL4t, DriverLibcudaOfTheRunningL4tIsOk) {
@@ -215,6 +239,44 @@ TEST_F(DoctorL4t, NoLibcudaWithNvgpuLoadedIsNoLibcuda) {
   libcudart_searches({"pkg/lib"});
   auto [json, load] = doctor_json(1);
   EXPECT_EQ(load["verdict"], "no-libcuda") << load.dump(2);
+}
+
+// On the x86 builder an aarch64 program's libcudart may not be resolvable
+// (another output, another root): the answer is "unknown", with what is
+// missing, and fails; never "not a CUDA program".
+TEST_F(DoctorL4t, AnUnresolvedLibraryMakesTheAnswerUnknown) {
+  fs::remove(cudart_);
+  auto json_run = test::run_command({RUNPATCH_CLI, "doctor", "--json", "--ignore-environment", prog_.string()});
+  EXPECT_EQ(json_run.exit_code, 1) << json_run.output;
+  auto json = nlohmann::json::parse(json_run.output, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << json_run.output;
+  const auto& file = json["files"][0];
+  EXPECT_EQ(file["uses_cuda"], false);
+  EXPECT_EQ(file["unknown"], true);
+  EXPECT_EQ(file["ok"], false);
+  // libcudart, and this builder has no aarch64 libc either.
+  std::set<std::string> unresolved(file["unresolved"].begin(), file["unresolved"].end());
+  EXPECT_TRUE(unresolved.count("libcudart.so.13 (needed by " + prog_.string() + ")")) << json_run.output;
+  auto text = test::run_command({RUNPATCH_CLI, "doctor", "--ignore-environment", prog_.string()});
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.output.find("verdict  unknown"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("not resolved  libcudart.so.13"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("not a CUDA program"), std::string::npos) << text.output;
+}
+
+// Offline, on the builder: --root R alone takes R's /proc too (its nvgpu
+// module, its missing NVIDIA version file), never the builder's.
+TEST_F(DoctorL4t, AnOfflineRootIsJudgedByItsOwnProc) {
+  libcudart_searches({"run/opengl-driver/lib"});
+  auto r = test::run_command(
+      {RUNPATCH_CLI, "doctor", "--json", "--root", root_.string(), "--ignore-environment", prog_.string()});
+  auto json = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << r.output;
+  EXPECT_EQ(json["host_kind"], "l4t");
+  EXPECT_EQ(json["driver"]["l4t"]["nvgpu"], true) << "R's proc/modules, not this machine's";
+  auto text =
+      test::run_command({RUNPATCH_CLI, "doctor", "--root", root_.string(), "--ignore-environment", prog_.string()});
+  EXPECT_EQ(text.output.find("no /proc/driver"), std::string::npos) << text.output;
 }
 
 TEST_F(DoctorL4t, TheHostKindIsOnTheFirstLine) {

@@ -167,5 +167,44 @@ TEST(EditSurroundings, TheEditLineSaysHowTheFileWasWrittenAndCountsEveryByte) {
   EXPECT_FALSE(contains(output.output, "written into the file")) << output.output;
 }
 
+// DT_RPATH is searched for every object's dependencies, DT_RUNPATH only for
+// the file's own: a program whose DT_RPATH finds a library's dependency stops
+// working when an edit turns it into DT_RUNPATH (as patchelf's does). The
+// edit warns and names what is lost; --force-rpath keeps DT_RPATH, silently.
+TEST(EditSurroundings, TurningAnInheritedRpathIntoARunpathWarns) {
+  fs::path dir = fs::canonical(test::scratch_dir("edit_surroundings/inherited-rpath"));
+  fs::path mid_dir = dir / "mid", greet_dir = dir / "greet";
+  copy_fixture("lib/libgreet.so", greet_dir / "libgreet.so");
+  fs::path mid = copy_fixture("librunpath.so", mid_dir / "librunpath.so");
+  ASSERT_EQ(cli({"set", "--remove-runpath", mid.string()}).exit_code, 0);
+  // prog needs librunpath.so, which needs libgreet.so; only prog's DT_RPATH names libgreet's directory.
+  auto make_prog = [&](const std::string& name) {
+    fs::path prog = copy_fixture("prog-norunpath", dir / name);
+    auto r = test::run_command({kRunpatchPatchelf, "--replace-needed", "libgreet.so", "librunpath.so", "--force-rpath",
+                                "--set-rpath", mid_dir.string() + ":" + greet_dir.string(), prog.string()},
+                               true);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return prog;
+  };
+  fs::path prog = make_prog("prog");
+  ASSERT_EQ(test::run_command({prog.string()}, true).exit_code, 0) << "the DT_RPATH program runs";
+
+  auto edit = cli({"set", "--add-runpath", "/opt/more", prog.string()});
+  EXPECT_EQ(edit.exit_code, 0) << edit.output;
+  EXPECT_TRUE(contains(edit.output, "DT_RPATH becomes DT_RUNPATH")) << edit.output;
+  EXPECT_TRUE(contains(edit.output, "libgreet.so (needed by " + mid.string() + ")")) << edit.output;
+  EXPECT_TRUE(contains(edit.output, "--force-rpath")) << edit.output;
+  // The warning is true: the loader no longer finds libgreet.so.
+  auto run = test::run_command({prog.string()}, true);
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "libgreet.so")) << run.output;
+
+  fs::path kept = make_prog("prog-forced");
+  auto forced = cli({"set", "--force-rpath", "--add-runpath", "/opt/more", kept.string()});
+  EXPECT_EQ(forced.exit_code, 0) << forced.output;
+  EXPECT_FALSE(contains(forced.output, "DT_RPATH becomes")) << forced.output;
+  EXPECT_EQ(test::run_command({kept.string()}, true).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace runpatch

@@ -28,12 +28,14 @@ make_package() {
 }
 
 # run_fixup ROOT HOOK_FILES...: sources the hooks in that order and runs postFixupHooks.
+# With $unset_variable named, the hooks see that variable unset (as a caller who forgot it).
 run_fixup() {
   local root=$1; shift
   (
     out=$root/out lib=$root/lib
     driverLink=$root/driver-link
     cudaCompatLibcudaDir=$root/store/aaa-cuda_compat-12.8/compat
+    [[ -z ${unset_variable:-} ]] || unset "$unset_variable"
     getAllOutputNames() { echo out lib; }
     postFixupHooks=()
     source "$hooks/auto-fix-elf-files.sh"
@@ -148,15 +150,7 @@ root=$scratch/compat-unset
 make_package "$root"
 before=$(runpath_of "$root/lib/lib/libcudart.so.13")
 status=0
-(
-  out=$root/out lib=$root/lib
-  unset cudaCompatLibcudaDir
-  getAllOutputNames() { echo out lib; }
-  postFixupHooks=()
-  source "$hooks/auto-fix-elf-files.sh"
-  source "$hooks/auto-add-cuda-compat-runpath.sh"
-  for h in "${postFixupHooks[@]}"; do eval "$h" || exit 1; done
-) >/dev/null 2>&1 || status=$?
+unset_variable=cudaCompatLibcudaDir run_fixup "$root" auto-add-cuda-compat-runpath.sh || status=$?
 expect_eq "compat hook without its variable: the fixup fails" "$status" 1
 expect_eq "compat hook without its variable: no runpath changed" "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$before"
 for bad in @libcudaPath@ relative/compat "$root/store/aaa-cuda_compat-12.8/compat/libcuda.so.1"; do
@@ -165,6 +159,62 @@ for bad in @libcudaPath@ relative/compat "$root/store/aaa-cuda_compat-12.8/compa
   expect_eq "runpatch compat --libcuda $bad is refused (exit 2)" "$status" 2
 done
 expect_eq "refused --libcuda values change nothing" "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$before"
+
+# The driver hooks sourced without driverLink: its documented default, /run/opengl-driver.
+root=$scratch/driver-unset
+make_package "$root"
+unset_variable=driverLink run_fixup "$root" auto-add-driver-runpath-hook.sh
+expect_eq "driver hook without driverLink: /run/opengl-driver/lib" "$(runpath_of "$root/lib/lib/libcudart.so.13")" \
+  "/run/opengl-driver/lib"
+
+# Reproducible bytes: the driver and compat hooks in either order leave
+# byte-identical files (the NAR hash must not depend on hook order), in a Nix
+# build ($NIX_BUILD_TOP: edits into the outputs) and outside one, on the
+# fixture package, on real CUDA libraries and on the aarch64 (L4T) package.
+# Each run rebuilds the package at the same path, so the runpaths are equal.
+make_arch_package() {  # ROOT ARCH
+  local root=$1 arch=$2
+  make_package "$root"
+  rm -rf "$root/out/bin" "$root/lib/lib" "$root/store/aaa-cuda_compat-12.8/compat"
+  cp -r "$fixtures/$arch/cuda-pkg/bin" "$root/out/bin"
+  cp -r "$fixtures/$arch/cuda-pkg/lib" "$root/lib/lib"
+  mkdir -p "$root/store/aaa-cuda_compat-12.8/compat"
+  if [[ -e $fixtures/$arch/l4t/compat/libcuda.so.1 ]]; then
+    cp "$fixtures/$arch/l4t/compat/libcuda.so.1" "$root/store/aaa-cuda_compat-12.8/compat/"
+  else
+    cp "$fixtures/$arch/cuda-pkg/compat/libcuda.so.1" "$root/store/aaa-cuda_compat-12.8/compat/"
+  fi
+  "$runpatch" set --runpath "$root/lib/lib" "$root/out/bin/cuda-prog" >/dev/null
+}
+cuda_lib=/usr/local/cuda-13.0/lib64
+make_cuda_package() {  # ROOT: the fixture package plus real CUDA libraries in the lib output
+  make_package "$1"
+  for real in libcudart.so.13 libnvrtc-builtins.so.13.0; do
+    [[ -e $cuda_lib/$real ]] && cp -L "$cuda_lib/$real" "$1/lib/lib/"
+  done
+  return 0
+}
+hashes_after() {  # ORDER MAKER [ARGS...]: the package's sha256 list after both hooks in ORDER
+  local order=$1 root=$scratch/reproducible; shift
+  "$@" "$root"
+  if [[ $order == driver-first ]]; then
+    run_fixup "$root" auto-add-driver-runpath-hook.sh auto-add-cuda-compat-runpath.sh
+  else
+    run_fixup "$root" auto-add-cuda-compat-runpath.sh auto-add-driver-runpath-hook.sh
+  fi
+  (cd "$root" && find out lib -type f -exec sha256sum {} + | sort)
+}
+with_arch() { make_arch_package "$1" "$arch"; }
+packages=(make_package)
+[[ -e $cuda_lib/libcudart.so.13 ]] && packages+=(make_cuda_package)
+for arch in aarch64; do [[ -d $fixtures/$arch/cuda-pkg ]] && packages+=(with_arch); done
+for maker in "${packages[@]}"; do
+  for build_top in "" "$scratch"; do
+    first=$(NIX_BUILD_TOP=$build_top hashes_after driver-first "$maker")
+    second=$(NIX_BUILD_TOP=$build_top hashes_after compat-first "$maker")
+    expect_eq "$maker (NIX_BUILD_TOP='$build_top'): either hook order, the same bytes" "$second" "$first"
+  done
+done
 
 echo "hooks: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

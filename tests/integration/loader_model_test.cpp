@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -15,6 +16,8 @@
 #include "fixtures.hpp"
 #include "loader_listing.hpp"
 #include "process.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
 #include "runpatch/policy/check.hpp"
 #include "runpatch/resolving/ld_so_cache.hpp"
 #include "runpatch/resolving/resolve.hpp"
@@ -452,6 +455,131 @@ TEST(MuslModel, FixturesResolveAsMuslLddSays) {
   auto token = resolve_tree(progs[3], env);
   ASSERT_TRUE(token);
   EXPECT_EQ(edge_named(*token, "libgreet.so")->resolution.path, std::nullopt);
+}
+
+// glibc's release, as its loader's --version line says ("... release version 2.36.").
+std::optional<std::pair<int, int>> host_glibc_release() {
+  auto r = test::run_command({kHostLoader, "--version"});
+  auto at = r.output.find("release version ");
+  if (at == std::string::npos) return std::nullopt;
+  int major = 0, minor = 0;
+  if (std::sscanf(r.output.c_str() + at + 16, "%d.%d", &major, &minor) != 2) return std::nullopt;
+  return std::make_pair(major, minor);
+}
+
+// A program whose runpath is $ORIGIN/../lib, with libgreet.so where `places` say
+// (below lib/); what runpatch resolves against what the host loader maps.
+class LegacySubdirs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kHostLoader)) GTEST_SKIP() << "needs the x86-64 loader";
+    host_ = test::fixture_arches().at(0);
+    if (host_.name != "x86_64") GTEST_SKIP() << "x86-64 host only";
+    release_ = host_glibc_release();
+    if (!release_) GTEST_SKIP() << "the host loader names no release";
+    dir_ = fs::canonical(test::scratch_dir(std::string("loader_legacy/") +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    prog_ = dir_ / "bin/prog";
+    fs::create_directories(prog_.parent_path());
+    fs::copy_file(host_.dir / "prog-norunpath", prog_);
+    EditRequest request;
+    request.runpath = set_runpath_update("$ORIGIN/../lib");
+    ASSERT_TRUE(edit_elf_file(prog_, request));
+  }
+  void place(const std::string& below_lib) {
+    fs::create_directories(dir_ / "lib" / below_lib);
+    fs::copy_file(host_.dir / "lib/libgreet.so", dir_ / "lib" / below_lib / "libgreet.so");
+  }
+  // The path the host loader maps libgreet.so from, and runpatch's, canonical.
+  void expect_same_as_loader(const std::string& expected_below_lib) {
+    auto tree = resolve_tree(prog_, SearchEnvironment::host(false));
+    ASSERT_TRUE(tree) << tree.error().message();
+    auto listed = test::run_command({kHostLoader, "--list", prog_.string()}, true);
+    EXPECT_EQ(test::listing_differences(prog_.string(), test::listing_of(*tree, kHostLoader),
+                                        test::parse_loader_listing(listed.output, kHostLoader)),
+              "");
+    const auto* greet = edge_named(*tree, "libgreet.so");
+    ASSERT_TRUE(greet && greet->resolution.path) << listed.output;
+    EXPECT_EQ(fs::canonical(*greet->resolution.path), dir_ / "lib" / expected_below_lib / "libgreet.so");
+    // check raises nothing: the library is found and the entry is used.
+    CheckOptions options;
+    options.env = SearchEnvironment::host(false);
+    CheckReport report = check_paths({prog_}, options);
+    for (const auto& f : report.findings) ADD_FAILURE() << f.rule_id() << ": " << f.message;
+  }
+  bool legacy() const { return release_->first == 2 && release_->second < 37; }
+
+  test::FixtureArch host_;
+  std::optional<std::pair<int, int>> release_;
+  fs::path dir_, prog_;
+};
+
+// glibc before 2.37 also searches tls/ and the platform's subdirectory (x86_64/)
+// below each directory; from 2.37 it does not (the loader then fails, and so do we).
+TEST_F(LegacySubdirs, OnlyInASubdirectory) {
+  place("tls");
+  auto tree = resolve_tree(prog_, SearchEnvironment::host(false));
+  ASSERT_TRUE(tree);
+  EXPECT_EQ(tree->loader.searches_legacy_hwcaps_subdirs, legacy());
+  EXPECT_EQ(tree->loader.glibc_release, std::to_string(release_->first) + "." + std::to_string(release_->second));
+  if (!legacy()) GTEST_SKIP() << "glibc " << tree->loader.glibc_release << " searches no legacy subdirectories";
+  expect_same_as_loader("tls");
+}
+
+TEST_F(LegacySubdirs, PlatformSubdirectory) {
+  if (!legacy()) GTEST_SKIP() << "glibc 2.37 and later search no legacy subdirectories";
+  place("x86_64");
+  expect_same_as_loader("x86_64");
+}
+
+// With a copy in each, the most specific subdirectory wins: tls/x86_64, then tls, then x86_64, then lib/.
+TEST_F(LegacySubdirs, MostSpecificWins) {
+  if (!legacy()) GTEST_SKIP() << "glibc 2.37 and later search no legacy subdirectories";
+  place("");
+  place("x86_64");
+  expect_same_as_loader("x86_64");
+  place("tls");
+  expect_same_as_loader("tls");
+  place("tls/x86_64");
+  expect_same_as_loader("tls/x86_64");
+}
+
+// A byte-identical copy of the host's loader at another path is the host's
+// glibc: it reads /etc/ld.so.cache and the system directories (the strings
+// inside it say so), whatever directory it lies in.
+TEST(LoaderByContent, CopyOfTheHostLoaderIsTheHostGlibc) {
+  if (!fs::exists(kHostLoader)) GTEST_SKIP() << "needs the x86-64 loader";
+  auto host = test::fixture_arches().at(0);
+  if (host.name != "x86_64") GTEST_SKIP() << "x86-64 host only";
+  fs::path dir = fs::canonical(test::scratch_dir("loader_by_content"));
+  fs::path loader = dir / "opt/glibc/ld-linux-x86-64.so.2", prog = dir / "bin/prog";
+  fs::create_directories(loader.parent_path());
+  fs::create_directories(prog.parent_path());
+  fs::copy_file(fs::canonical(kHostLoader), loader);
+  fs::permissions(loader, fs::perms::owner_all);
+  fs::copy_file(host.dir / "prog-norunpath", prog);
+  fs::create_directories(dir / "lib");
+  fs::copy_file(host.dir / "lib/libgreet.so", dir / "lib/libgreet.so");
+  EditRequest request;
+  request.interpreter = loader.string();
+  request.runpath = set_runpath_update("$ORIGIN/../lib");
+  ASSERT_TRUE(edit_elf_file(prog, request));
+  auto run = test::run_command({prog.string()}, true);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  auto tree = resolve_tree(prog, SearchEnvironment::host(false));
+  ASSERT_TRUE(tree) << tree.error().message();
+  EXPECT_EQ(tree->loader.kind, LoaderKind::HostGlibc) << tree->loader.describe();
+  EXPECT_EQ(tree->loader.interpreter, loader.string());
+  auto listed = test::run_command({loader.string(), "--list", prog.string()}, true);
+  EXPECT_EQ(test::listing_differences(prog.string(), test::listing_of(*tree, loader.string()),
+                                      test::parse_loader_listing(listed.output, loader.string())),
+            "");
+  CheckOptions options;
+  options.env = SearchEnvironment::host(false);
+  CheckReport report = check_paths({prog}, options);
+  for (const auto& f : report.findings) ADD_FAILURE() << f.rule_id() << ": " << f.message;
+  EXPECT_EQ(report.loaders.at(prog.string()).kind, LoaderKind::HostGlibc);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ Command add_check_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> paths, forbid, disable, search_dirs, driver_dirs{kDefaultDriverDir};
     std::optional<std::string> interpreter, junit, sarif, require, jetpack;
+    std::string closure = "auto";
     std::string fail_on = "error";
     bool json = false;
     SearchOptions search;
@@ -31,6 +32,11 @@ Command add_check_command(CLI::App& root) {
   repeatable(app->add_option("--driver-dir", o->driver_dirs, "The driver directory"))->capture_default_str();
   app->add_option("--interpreter", o->interpreter, "Executables must use this interpreter");
   app->add_option("--require", o->require, "'runpath': DT_RPATH is an error")->check(CLI::IsMember({"runpath"}));
+  app->add_option("--closure", o->closure,
+                  "Where the files run, for driver-dir-missing: nix (a Nix closure), host (a distribution's "
+                  "install, libcuda from ld.so.cache), auto (nix for store paths, Nix glibc and Nix builds)")
+      ->check(CLI::IsMember({"auto", "nix", "host"}))
+      ->capture_default_str();
   app->add_option("--fail-on", o->fail_on, "Lowest severity that fails: error, warning, info")
       ->check(CLI::IsMember({"error", "warning", "info"}))
       ->capture_default_str();
@@ -51,6 +57,9 @@ Command add_check_command(CLI::App& root) {
             options.driver_dirs = o->driver_dirs;
             options.interpreter = o->interpreter;
             options.require_runpath = o->require.has_value();
+            options.closure = o->closure == "nix"    ? CheckOptions::Closure::Nix
+                              : o->closure == "host" ? CheckOptions::Closure::Host
+                                                     : CheckOptions::Closure::Auto;
             Status valid;
             if (o->jetpack) {
               auto note = target_jetpack(options, *o->jetpack);

@@ -21,11 +21,17 @@ Command add_doctor_command(CLI::App& root) {
       "doctor", "On the machine where CUDA programs run: which libcuda each one loads, and whether it will work");
   add_tree_paths(app, o->paths, "Programs and libraries, or trees of them");
   app->add_flag("--json", o->json, "Print JSON");
-  app->add_option("--proc-root", o->proc_root, "Read /proc and /sys under this directory (tests, containers)")
-      ->check(CLI::ExistingDirectory);
+  CLI::Option* proc_root =
+      app->add_option("--proc-root", o->proc_root,
+                      "Read /proc and /sys under this directory (default: --root's, so that an offline root is "
+                      "judged by its own kernel facts, never this machine's)")
+          ->check(CLI::ExistingDirectory);
   o->search.add_to(app);
-  return {app, [o] {
-            Doctor doctor(DoctorOptions{o->search.environment(), o->proc_root});
+  return {app, [o, proc_root] {
+            SearchEnvironment env = o->search.environment();
+            // --root R describes another machine: its /proc, not this one's, unless told otherwise.
+            std::string facts_root = proc_root->count() == 0 && env.root != "/" ? env.root.string() : o->proc_root;
+            Doctor doctor(DoctorOptions{env, facts_root});
             bool color = stdout_wants_color();
             int status = kExitOk;
             nlohmann::json files = nlohmann::json::array();
@@ -50,7 +56,7 @@ Command add_doctor_command(CLI::App& root) {
                   }
                   continue;
                 }
-                if (tree && !report->uses_cuda) continue;
+                if (tree && !report->uses_cuda && !report->unknown()) continue;
                 if (!report->ok()) status = kExitProblem;
                 if (o->json)
                   files.push_back(doctor_json(*report));

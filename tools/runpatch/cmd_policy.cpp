@@ -19,12 +19,14 @@ struct PolicyCommandOptions {
   std::vector<std::string> forbid;
   unsigned threads = 0;
   ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
+  Durability durability = Durability::Auto;
 };
 
 void add_common(CLI::App* app, PolicyCommandOptions& o) {
   add_tree_paths(app, o.paths, "Files or directories (every dynamically linked ELF file inside)");
   app->add_flag("-n,--dry-run", o.dry_run, "Print old and new runpath per file; write nothing");
   add_in_place_flag(app, o.in_place, o.atomic_copy);
+  add_durability_flags(app, o.durability);
   add_ldcache_flags(app, o.ldcache);
   app->add_flag("--force-rpath", o.force_rpath, "Write DT_RPATH instead of DT_RUNPATH");
   repeatable(
@@ -40,6 +42,7 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   ApplyOptions options{o.dry_run, o.threads, o.in_place,
                        [&](size_t done, size_t total) { progress.update(done, total); }, o.ldcache};
   options.atomic_copy = o.atomic_copy;
+  options.durability = o.durability;
   PolicyRun run = apply_policy_to_paths(policy, paths, options);
   progress.finish();  // clear the line before results are printed
   for (const auto& p : run.problems) log_error("{}", p.message());

@@ -68,6 +68,7 @@ struct SetOptions {
   bool remove_runpath = false, force_rpath = false, dry_run = false, in_place = false, atomic_copy = false;
   std::vector<std::string> add_needed, remove_needed, replace_needed;
   ResolutionCacheMode ldcache = ResolutionCacheMode::Refresh;
+  Durability durability = Durability::Auto;
   // Fixed-size header fields (runpatch/editing/header_edit.hpp).
   std::optional<std::string> os_abi;
   bool execstack = false, no_execstack = false, no_default_lib = false;
@@ -144,6 +145,7 @@ Command add_set_command(CLI::App& root) {
   auto* output = app->add_option("-o,--output", o->output, "Write the result here instead of in place");
   app->add_flag("-n,--dry-run", o->dry_run, "Show what would change, write nothing");
   add_in_place_flag(app, o->in_place, o->atomic_copy);
+  add_durability_flags(app, o->durability);
   add_ldcache_flags(app, o->ldcache);
   return {app, [o, output] {
             if (o->output && o->files.size() != 1) {
@@ -176,6 +178,7 @@ Command add_set_command(CLI::App& root) {
             options.dry_run = o->dry_run;
             options.in_place = o->in_place;
             options.atomic_copy = o->atomic_copy;
+            options.durability = o->durability;
             if (o->output) options.output = *o->output;
             request.headers = o->header_request();
             int status = kExitOk;

@@ -60,15 +60,33 @@ inline void add_in_place_flag(CLI::App* app, bool& in_place, bool& atomic_copy) 
       ->excludes(in_place_flag);
 }
 
+// Two flags that each set `target` to their value; giving both is a usage error.
+template <class T>
+void add_exclusive_flags(CLI::App* app, T& target, const char* first, T first_value, const char* first_help,
+                         const char* second, T second_value, const char* second_help) {
+  auto* one = app->add_flag_callback(
+      first, [&target, first_value] { target = first_value; }, first_help);
+  auto* other = app->add_flag_callback(
+      second, [&target, second_value] { target = second_value; }, second_help);
+  one->excludes(other);
+}
+
+// --sync / --no-sync: whether edits wait for the disk (EditOptions::durability).
+inline void add_durability_flags(CLI::App* app, Durability& durability) {
+  add_exclusive_flags(app, durability, "--sync", Durability::Sync,
+                      "Wait for each edit to reach the disk (fdatasync between its phases): it survives a power cut; "
+                      "the default outside a Nix build",
+                      "--no-sync", Durability::NoSync,
+                      "Do not wait for the disk: the write order still survives a killed process; the default inside "
+                      "a Nix build ($NIX_BUILD_TOP), whose outputs are discarded if it fails");
+}
+
 // --ldcache / --remove-ldcache: what the edit does to the resolution-cache note.
 inline void add_ldcache_flags(CLI::App* app, ResolutionCacheMode& mode) {
-  auto* write = app->add_flag_callback(
-      "--ldcache", [&mode] { mode = ResolutionCacheMode::Write; },
-      "Write or refresh the resolution-cache note (.note.nixos.ldcache) for the final runpath, in the same write "
-      "(a note a file already has is always refreshed)");
-  auto* remove = app->add_flag_callback(
-      "--remove-ldcache", [&mode] { mode = ResolutionCacheMode::Remove; }, "Remove the resolution-cache note");
-  write->excludes(remove);
+  add_exclusive_flags(app, mode, "--ldcache", ResolutionCacheMode::Write,
+                      "Write or refresh the resolution-cache note (.note.nixos.ldcache) for the final runpath, in the "
+                      "same write (a note a file already has is always refreshed)",
+                      "--remove-ldcache", ResolutionCacheMode::Remove, "Remove the resolution-cache note");
 }
 
 }  // namespace runpatch::cli

@@ -32,9 +32,13 @@ bool libcuda_needs_driver_beside(const std::filesystem::path& host_dir);
 
 // True for the CUDA toolkit's link-time stubs (lib/stubs/libcuda.so and friends).
 bool is_stub_library(const std::string& path);
-// A libcuda.so* whose code is a few kilobytes: the toolkit's stub, wherever it
-// lies (the real driver library has tens of megabytes of code).
+// The toolkit's stub libcuda wherever it lies, by its content: a libcuda.so*
+// with a few kilobytes of code and no DT_NEEDED at all (the driver's libcuda
+// has tens of megabytes of code, and it and every cuda_compat libcuda need
+// libraries: libc, or L4T's libnvrm_*).
 bool is_stub_libcuda(const ElfInfo& info);
+// The same, or any libcuda.so* in a stubs/ directory (path: the file's).
+bool is_stub_libcuda(const ElfInfo& info, std::string_view path);
 // True for a directory of such stubs (".../stubs", with or without a trailing slash).
 bool is_stubs_directory(const std::string& dir);
 
@@ -61,5 +65,10 @@ bool carries_static_cuda_runtime(const ElfInfo& info, const std::filesystem::pat
 // The CUDA release a libcudart name (SONAME or file name) stands for: "13" from
 // libcudart.so.13; only the major is known (libcudart.so.11.0 is every CUDA 11).
 std::optional<CudaVersion> cudart_release(std::string_view name);
+
+// The CUDA release a library's real path says, with its minor: a directory
+// "cuda-12.6" (/usr/local/cuda-12.6/…) or the versioned file name the SONAME
+// link points to (libcudart.so.12.2.140). nullopt when the path says neither.
+std::optional<CudaVersion> cuda_release_in_path(std::string_view path);
 
 }  // namespace runpatch

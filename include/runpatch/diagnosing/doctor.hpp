@@ -40,7 +40,7 @@ std::string host_kind_name(HostKind kind);  // "discrete", "l4t"
 // What the running system says about its NVIDIA kernel driver.
 struct DriverFacts {
   std::optional<std::string> kernel_version;  // e.g. "580.159.04"; nullopt: no driver loaded
-  std::string source;                         // the file it was read from
+  std::string source;                         // the file it was read from (none loaded: the file looked for)
   std::vector<std::string> gpu_models;        // e.g. "NVIDIA H100 80GB HBM3"
   std::optional<L4tFacts> l4t;                // set on a Jetson (read_l4t_facts)
   HostKind host_kind() const { return l4t ? HostKind::L4t : HostKind::Discrete; }
@@ -89,6 +89,12 @@ struct DoctorReport {
   std::string file;
   bool uses_cuda = false;          // something in its tree loads libcuda.so.1
   std::vector<LibcudaLoad> loads;  // one per loader; usually libcudart's dlopen
+  // "libcudart.so.12 (needed by /…/app)": libraries not resolved here, whose
+  // own dependencies are therefore unknown (e.g. an aarch64 program on an x86 builder).
+  std::vector<std::string> unresolved;
+  // Nothing found loads libcuda.so.1, but part of the tree could not be read:
+  // whether the program uses CUDA is unknown (not a pass).
+  bool unknown() const { return !uses_cuda && !unresolved.empty(); }
   bool ok() const;
 };
 

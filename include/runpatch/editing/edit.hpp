@@ -81,6 +81,10 @@ struct EditRequest {
   }
 };
 
+enum class Durability { Auto, Sync, NoSync };
+// Auto resolved: true when the edit syncs.
+bool syncs(Durability durability);
+
 struct EditOptions {
   std::optional<std::filesystem::path> output;  // write here instead of editing in place
   std::optional<uint64_t> page_size;            // alignment of a new segment (default: largest p_align)
@@ -106,6 +110,13 @@ struct EditOptions {
   // files with several hard links (this name gets the copy; other links keep
   // the old file) and files whose owner a copy cannot keep (then an error).
   bool atomic_copy = false;
+  // Whether each edit waits for its bytes to reach the disk (fdatasync/fsync
+  // between its phases and of a copy and its directory) — what survives a
+  // power cut. The write order alone already survives a killed process (the
+  // page cache keeps it). Auto: no syncs inside a Nix build ($NIX_BUILD_TOP
+  // set: a build that fails is discarded, and Nix does not sync its outputs
+  // either), syncs elsewhere; --sync / --no-sync decide.
+  Durability durability = Durability::Auto;
   // Testing only: perform this many of the planned writes, then stop as if killed.
   std::optional<size_t> stop_after_writes;
   // Testing only: a deliberately wrong plan, which verification must catch

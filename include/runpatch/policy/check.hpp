@@ -127,6 +127,12 @@ struct CheckOptions {
   SearchEnvironment env;                        // how dependencies resolve
   std::vector<std::string> forbidden_prefixes;  // e.g. the build dir (build_directory_prefixes)
   std::vector<std::string> driver_dirs = {kDefaultDriverDir};
+  // Where the files will run, for driver-dir-missing: in a Nix closure the
+  // driver's libcuda is found only through a runpath naming the driver
+  // directory; a distribution's install finds it through ld.so.cache. Auto: a
+  // file in a Nix store path, or loaded by a Nix glibc, or any file inside a
+  // Nix build ($NIX_BUILD_TOP set).
+  enum class Closure { Auto, Nix, Host } closure = Closure::Auto;
   std::optional<std::string> interpreter;   // wrong-interpreter: executables must use this one
   bool require_runpath = false;             // rpath-not-runpath becomes an error
   const JetpackRelease* jetpack = nullptr;  // jetpack-cuda-range: the target's row (find_jetpack)

@@ -78,6 +78,7 @@ struct ApplyOptions {
   std::function<void(size_t done, size_t total)> progress;              // called from worker threads as files finish
   ResolutionCacheMode resolution_cache = ResolutionCacheMode::Refresh;  // EditRequest::resolution_cache
   bool atomic_copy = false;                                             // EditOptions::atomic_copy
+  Durability durability = Durability::Auto;                             // EditOptions::durability
 };
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
                                 const ApplyOptions& options = {});

@@ -1,6 +1,7 @@
 // Whose search rules a file is resolved with: the host's glibc, a glibc at its
 // own prefix (Nixpkgs), or musl; chosen from the file's PT_INTERP or given
-// with --loader (docs/resolving.md, "Loader models").
+// with --loader, then confirmed by the loader file's own bytes (the cache it
+// reads, its release) (docs/resolving.md, "Loader models").
 #pragma once
 
 #include <filesystem>
@@ -38,6 +39,10 @@ struct LoaderModel {
   std::vector<std::string> default_dirs;
   std::string default_dirs_source;           // e.g. "/etc/ld-musl-x86_64.path", "the interpreter's directory"
   bool reads_resolution_cache_note = false;  // .note.nixos.ldcache (Nixpkgs' loader patch)
+  std::string glibc_release;                 // "2.36", read from the loader file; "" when unknown
+  // glibc before 2.37 also searches the legacy subdirectories (tls/, the
+  // platform's, the hwcaps') of every directory, after glibc-hwcaps/ (from 2.33).
+  bool searches_legacy_hwcaps_subdirs = false;
 
   // One line: "loader: nix glibc /nix/store/…/ld-linux-x86-64.so.2 (PT_INTERP); no ld.so.cache; default path …".
   std::string describe() const;

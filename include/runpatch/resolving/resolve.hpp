@@ -28,10 +28,12 @@ struct SearchEnvironment {
   LoaderChoice loader;
   std::optional<std::vector<std::string>> default_dirs;  // host glibc; default: derived from the machine
   std::vector<std::string> hwcaps_subdirs;               // glibc-hwcaps subdirectories, best first
-  std::string platform;                                  // $PLATFORM; default: from the machine
-  std::string lib;                                       // $LIB; default: from the machine
-  std::vector<std::string> preload;                      // LD_PRELOAD / ld.so.preload names or paths
-  // Fill default_dirs, hwcaps_subdirs, platform and lib from the host's
+  // glibc < 2.37's legacy subdirectories ("tls/x86_64/x86_64", ..., "x86_64"), best first, "" left out.
+  std::vector<std::string> legacy_hwcaps_subdirs;
+  std::string platform;              // $PLATFORM; default: from the machine
+  std::string lib;                   // $LIB; default: from the machine
+  std::vector<std::string> preload;  // LD_PRELOAD / ld.so.preload names or paths
+  // Fill default_dirs, hwcaps_subdirs, legacy_hwcaps_subdirs, platform and lib from the host's
   // `ld.so --list-diagnostics` the first time one of them is needed.
   bool ask_host_loader = false;
   // Keep every path tried in Resolution::attempts (for `why` and JSON); a
