@@ -122,8 +122,11 @@ Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_
     if (budget-- == 0) return {};
     if (auto status = write_bytes(fd, path, w.offset, w.bytes, w.what); !status) {
       // Nothing references prepared bytes yet: cut them off and the file is as it was.
-      (void)truncate_to(fd, old_size);
-      return status;
+      if (truncate_to(fd, old_size)) return status;
+      // The file still reads as before (nothing points past its old end), but it kept the bytes: say so.
+      Error error = status.error();
+      error.what += errno_text("; the bytes written past the old end could not be cut off");
+      return error;
     }
     prepared = true;
   }
