@@ -8,6 +8,7 @@
 
 #include "pathlib.hpp"
 #include "pyelftools_names.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/scanning/scan.hpp"
 
@@ -35,14 +36,9 @@ std::vector<std::string> runpath_dirs(const ElfInfo& info) {
   std::vector<std::string> dirs;
   const std::optional<std::string>& list = info.runpath ? info.runpath : info.rpath;
   if (!list) return dirs;
-  size_t start = 0;
-  while (start <= list->size()) {
-    size_t end = list->find(':', start);
-    if (end == std::string::npos) end = list->size();
-    std::string entry = list->substr(start, end - start);
+  // The script's test: the text "$ORIGIN" anywhere (a braced ${ORIGIN} is kept as a directory).
+  for (const auto& entry : split_runpath(*list))
     if (!entry.empty() && entry.find("$ORIGIN") == std::string::npos) dirs.push_back(pathlib::normalize(entry));
-    start = end + 1;
-  }
   return dirs;
 }
 

@@ -73,7 +73,7 @@ class Checker {
       return std::find(o_.driver_dirs.begin(), o_.driver_dirs.end(), dir) != o_.driver_dirs.end();
     };
     if (named(e)) return true;
-    if (e.find("$ORIGIN") == std::string::npos && e.find("${ORIGIN}") == std::string::npos) return false;
+    if (!names_origin(e)) return false;
     std::string dir = fs::path(expand_origin(e, dirname_of(view_))).lexically_normal().string();
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     return named(dir);
@@ -119,7 +119,7 @@ class Checker {
             fmt::format("cuda_compat directory '{}' comes after the driver directory '{}': "
                         "the driver's libcuda would win",
                         e, entries[*driver_at]));
-      if (e.empty() || (e[0] != '/' && e.rfind("$ORIGIN", 0) != 0 && e.rfind("${ORIGIN}", 0) != 0)) {
+      if (e.empty() || (e[0] != '/' && !starts_with_origin(e))) {
         add(CheckRule::RelativeEntry, e.empty() ? "an empty entry means the current directory"
                                                 : fmt::format("'{}' is relative to the current directory", e));
         continue;

@@ -217,7 +217,7 @@ void unused_entries(const DependencyTree& tree, const CheckOptions& o, const Add
   for (const auto& entry : split_runpath(runpath)) {
     if (entry.empty() || std::find(o.driver_dirs.begin(), o.driver_dirs.end(), entry) != o.driver_dirs.end()) continue;
     // $ORIGIN/... is the file's own package: libraries there may be dlopened at any time.
-    bool in_own_package = entry.find("$ORIGIN") != std::string::npos || entry.find("${ORIGIN}") != std::string::npos;
+    bool in_own_package = names_origin(entry);
     if (names_loader_tokens(entry) && tree.lib_token.empty()) continue;  // the loader's values are unknown
     std::string dir = trimmed_dir(expand_dynamic_tokens(entry, {origin, tree.lib_token, tree.platform_token}));
     if (dir == origin || resolved_through(used, dir, entry_dirs)) continue;

@@ -56,9 +56,7 @@ std::string apply_policy(const RunpathPolicy& given, const std::string& current,
   auto allowed = [&](const std::string& entry) {
     if (entry.empty()) return false;  // an empty entry means the current directory
     if (policy.drop_stubs && is_stubs_directory(entry)) return false;
-    if (!policy.keep_origin &&
-        (entry.find("$ORIGIN") != std::string::npos || entry.find("${ORIGIN}") != std::string::npos))
-      return false;
+    if (!policy.keep_origin && names_origin(entry)) return false;
     for (const auto& prefix : policy.forbidden_prefixes)
       if (!prefix.empty() && entry.compare(0, prefix.size(), prefix) == 0) return false;
     return true;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runpatch/policy/policy.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 
 namespace runpatch {
 
@@ -34,7 +35,7 @@ std::string expectation(EntryKind kind) {
 // process's working directory, whatever that is at run time.
 bool acceptable(const std::string& entry, EntryKind kind) {
   bool absolute = entry.starts_with("/");
-  bool origin = entry.starts_with("$ORIGIN") || entry.starts_with("${ORIGIN}");
+  bool origin = starts_with_origin(entry);
   return absolute || (origin && kind == EntryKind::RunpathEntry);
 }
 

@@ -43,6 +43,14 @@ size_t token_length(const std::string& entry, size_t dollar, std::string_view na
 }
 }  // namespace
 
+bool names_origin(const std::string& entry) {
+  for (size_t at = entry.find('$'); at != std::string::npos; at = entry.find('$', at + 1))
+    if (token_length(entry, at, "ORIGIN")) return true;
+  return false;
+}
+
+bool starts_with_origin(const std::string& entry) { return !entry.empty() && token_length(entry, 0, "ORIGIN") > 0; }
+
 bool names_loader_tokens(const std::string& entry) {
   for (size_t at = entry.find('$'); at != std::string::npos; at = entry.find('$', at + 1))
     if (token_length(entry, at, "LIB") || token_length(entry, at, "PLATFORM")) return true;

@@ -29,6 +29,18 @@ TEST(RunpathText, EmptyEntriesAreTheCurrentDirectory) {
     EXPECT_FALSE(has_empty_runpath_entry(value)) << value;
 }
 
+// $ORIGIN as glibc reads the token: braced or not, ending at a non-word character.
+TEST(RunpathText, OriginTokens) {
+  for (const char* entry : {"$ORIGIN", "${ORIGIN}/lib", "$ORIGIN/../lib", "/a:$ORIGIN", "x/${ORIGIN}"})
+    EXPECT_TRUE(names_origin(entry)) << entry;
+  for (const char* entry : {"", "/opt/lib", "$ORIGINAL/lib", "${ORIGIN", "$LIB", "ORIGIN"})
+    EXPECT_FALSE(names_origin(entry)) << entry;
+  for (const char* entry : {"$ORIGIN", "$ORIGIN/lib", "${ORIGIN}/../lib"})
+    EXPECT_TRUE(starts_with_origin(entry)) << entry;
+  for (const char* entry : {"", "/x/$ORIGIN", "lib/$ORIGIN", "$ORIGINAL"})
+    EXPECT_FALSE(starts_with_origin(entry)) << entry;
+}
+
 TEST(Policy, LayersInOrder) {
   RunpathPolicy p;
   p.compat_dirs = {kCompat};

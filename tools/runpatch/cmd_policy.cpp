@@ -7,6 +7,7 @@
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/policy/policy.hpp"
 
 namespace runpatch::cli {
@@ -91,7 +92,7 @@ bool usable_compat_dir(const std::string& dir) {
               dir);
     return false;
   }
-  if (dir[0] != '/' && !dir.starts_with("$ORIGIN") && !dir.starts_with("${ORIGIN}")) {
+  if (dir[0] != '/' && !starts_with_origin(dir)) {
     log_error("compat: --libcuda '{}' is relative: the loader would resolve it against the current directory", dir);
     return false;
   }

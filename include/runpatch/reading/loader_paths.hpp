@@ -36,6 +36,9 @@ struct DynamicTokens {
 };
 // Whether entry names $LIB or $PLATFORM (the values a loader must be asked for).
 bool names_loader_tokens(const std::string& entry);
+// Whether entry names $ORIGIN (or ${ORIGIN}): anywhere, or as its first component.
+bool names_origin(const std::string& entry);
+bool starts_with_origin(const std::string& entry);
 // $ORIGIN, $LIB, $PLATFORM, braced or not, replaced; an unknown token stays as
 // written (glibc elf/dl-load.c, _dl_dst_substitute).
 std::string expand_dynamic_tokens(const std::string& entry, const DynamicTokens& values);
