@@ -2,7 +2,9 @@
 # Growing the runpath of a library: `runpatch set` (default mode, --in-place,
 # --atomic-copy, and --in-place inside a Nix build as the hooks run it) vs
 # `patchelf --set-rpath`, each on its own fresh copy (page cache warm, copies
-# synced before timing). Prints the path each mode takes.
+# synced before timing), and for the hooks' way and patchelf also on copies
+# left dirty, as a build's install phase leaves its outputs (no sync between
+# copying and timing). Prints the path each mode takes.
 # Usage: bench/edit.sh [LIBRARY...]
 #   (default: /usr/local/cuda-13.0/lib/libcufft.so.12 and libcudart.so.13)
 set -euo pipefail
@@ -14,11 +16,14 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/runpatch-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 runpath="/run/opengl-driver/lib:/nix/store/00000000000000000000000000000000-cuda_cudart-13.0.96-lib/lib:/nix/store/11111111111111111111111111111111-libcublas-13.0.2-lib/lib"
 
-# measure TOOL_ARGS...: best wall ms and peak RSS KB over 3 fresh copies
+# measure TOOL_ARGS...: best wall ms and peak RSS KB over 3 fresh copies;
+# with outputs=dirty the copies (and a second one beside, as a build writes
+# several outputs) are not synced before timing.
 measure() {
   local best= rss=
   for i in 1 2 3; do
-    cp "$lib" "$work/copy.so" && sync
+    cp "$lib" "$work/copy.so"
+    if [[ ${outputs:-synced} == dirty ]]; then cp "$lib" "$work/beside.so"; else sync; fi
     local t0 t1 out
     t0=$(now_ns)
     out=$( { /usr/bin/time -f '%M' "$@" "$work/copy.so" >/dev/null; } 2>&1 | tail -n 1)
@@ -37,6 +42,9 @@ for lib in "${libs[@]}"; do
   # As the Nixpkgs hooks run it: inside a build, written into the file (the staged commit).
   read -r build build_rss < <(measure env NIX_BUILD_TOP="$work" "$runpatch" set --in-place --runpath "$runpath")
   read -r theirs theirs_rss < <(measure patchelf --set-rpath "$runpath")
+  read -r build_dirty _ < <(outputs=dirty measure env NIX_BUILD_TOP="$work" "$runpatch" set --in-place --runpath "$runpath")
+  read -r theirs_dirty _ < <(outputs=dirty measure patchelf --set-rpath "$runpath")
+  rm -f "$work/beside.so"; sync
   echo "file: $lib ($(stat -c %s "$lib") bytes)"
   # The path each mode takes, as runpatch says it: one write into the file,
   # a staged commit into it, or an edited copy renamed over it.
@@ -58,4 +66,6 @@ for lib in "${libs[@]}"; do
   echo "  ratio --in-place:  $(ratio "$theirs" "$inplace")x faster, $(ratio "$theirs_rss" "$inplace_rss")x less memory"
   echo "  ratio atomic-copy: $(ratio "$theirs" "$atomic")x faster, $(ratio "$theirs_rss" "$atomic_rss")x less memory"
   echo "  ratio Nix build:   $(ratio "$theirs" "$build")x faster, $(ratio "$theirs_rss" "$build_rss")x less memory"
+  echo "  dirty outputs (as a build leaves them): hooks' way ${build_dirty} ms, patchelf ${theirs_dirty} ms," \
+    "ratio $(ratio "$theirs_dirty" "$build_dirty")x"
 done
