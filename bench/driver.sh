@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `runpatch driver` over a copy of the CUDA toolkit vs the Nixpkgs way
-# (find + `patchelf --print-rpath` + `patchelf --set-rpath` per ELF file) on another copy.
+# (find + `patchelf --print-rpath` + `patchelf --set-rpath` per ELF file) on another copy,
+# on synced copies and then on dirty ones (as a build leaves its outputs).
 # Usage: bench/driver.sh [TREE]   (default: /usr/local/cuda-13.0)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -42,3 +43,13 @@ while IFS= read -r f; do
   [[ "$(patchelf --print-rpath "$f")" == "$(patchelf --print-rpath "$work/theirs/$rel")" ]] || diffs=$((diffs + 1))
 done < <("$runpatch" scan --dynamic-paths "$work/ours")
 echo "files whose runpath differs between the two: $diffs"
+rm -rf "$work/ours" "$work/theirs"
+
+# Dirty outputs, as a build's install phase leaves them: copy, then time at
+# once (no sync before, and none after: the build goes on).
+cp -a "$tree/." "$work/dirty-ours" && cp -a "$tree/." "$work/dirty-theirs"
+t6=$(now_ns); NIX_BUILD_TOP=$work "$runpatch" driver --in-place "$work/dirty-ours" 2>/dev/null; t7=$(now_ns)
+t8=$(now_ns); nixpkgs_way "$work/dirty-theirs"; t9=$(now_ns)
+dirty_ours=$(( (t7 - t6) / 1000000 )) dirty_theirs=$(( (t9 - t8) / 1000000 ))
+echo "dirty outputs: runpatch driver as the hook runs ${dirty_ours} ms, find + patchelf ${dirty_theirs} ms," \
+  "ratio $(ratio "$dirty_theirs" "$([[ $dirty_ours -gt 0 ]] && echo "$dirty_ours" || echo 1)")x"
