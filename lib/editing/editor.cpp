@@ -137,6 +137,14 @@ Status stage_for_file(int fd, const std::string& name, Planned& p, const EditReq
   return {};
 }
 
+// What turning an inherited DT_RPATH into DT_RUNPATH loses, named from the
+// plan's reading of the file while the file is still the old one.
+void warn_of_rpath_conversion(const std::string& name, const EditRequest& request, EditOutcome& outcome) {
+  if (outcome.strategy == EditStrategy::Unchanged || !converts_rpath(outcome.before, request)) return;
+  auto warnings = inherited_rpath_warnings(name);
+  outcome.warnings.insert(outcome.warnings.end(), warnings.begin(), warnings.end());
+}
+
 Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& request,
                                          const EditOptions& options) {
   // The lock is held on this descriptor until the edit is done, whichever way it is written.
@@ -157,6 +165,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   bool into_file = !options.atomic_copy && (options.in_place || in_nix_build() || must_write_in_place);
   RUNPATCH_TRY(Chosen chosen, choose_edit(locked.get(), name, request, options, into_file, must_write_in_place));
   Planned& p = chosen.planned;
+  warn_of_rpath_conversion(name, request, p.outcome);
   if (options.dry_run || p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
   if (chosen.way == WriteWay::IntoFile) {
     UniqueFd into(writable ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
@@ -176,6 +185,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
       for_copy.in_place = false;
       for_copy.reclaim_earlier_segment = true;
       RUNPATCH_TRY(p, plan_edit(locked.get(), name, request, for_copy));
+      warn_of_rpath_conversion(name, request, p.outcome);  // a new outcome: its warnings again
     }
   }
   RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, DestLock::Held, syncs(options.durability)));
@@ -214,9 +224,7 @@ std::string strategy_name(EditStrategy strategy) {
   return "?";
 }
 
-namespace {
-
-Expected<EditOutcome> edit_as_asked(const std::filesystem::path& path, const EditRequest& request,
+Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
                                     const EditOptions& options) {
   std::string name = path.string();
   // The kernel cannot execute a program whose PT_INTERP is empty.
@@ -239,26 +247,12 @@ Expected<EditOutcome> edit_as_asked(const std::filesystem::path& path, const Edi
   EditOptions to_output = options;
   to_output.reclaim_earlier_segment = true;
   RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, to_output));
+  warn_of_rpath_conversion(name, request, p.outcome);
   if (!options.dry_run) {
     RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, DestLock::NotHeld, syncs(options.durability)));
     p.outcome.written_as = WrittenAs::Output;
   }
   return std::move(p.outcome);
-}
-
-}  // namespace
-
-Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
-                                    const EditOptions& options) {
-  // What a DT_RPATH finds for other objects is looked up before the edit changes the file.
-  std::vector<std::string> conversion_warnings;
-  if (request.runpath && !request.force_rpath)
-    if (auto before = read_elf_info(path); before && converts_rpath(*before, request))
-      conversion_warnings = inherited_rpath_warnings(path);
-  RUNPATCH_TRY(EditOutcome outcome, edit_as_asked(path, request, options));
-  if (!conversion_warnings.empty() && outcome.strategy != EditStrategy::Unchanged)
-    outcome.warnings.insert(outcome.warnings.end(), conversion_warnings.begin(), conversion_warnings.end());
-  return outcome;
 }
 
 }  // namespace runpatch

@@ -168,7 +168,6 @@ void run_as_script(const std::string& path, const AutoPatchelfOptions& o, AutoPa
   EditRequest cache;
   cache.resolution_cache = o.extra.resolution_cache;
   EditOptions options;
-  options.dry_run = o.dry_run;
   options.in_place = o.in_place;
   auto edited = edit_elf_file(path, cache, options);
   if (!edited) out.error = edited.error();

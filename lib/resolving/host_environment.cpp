@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <string_view>
 
 #include "runpatch/resolving/resolve.hpp"
 
@@ -33,8 +34,10 @@ std::map<std::string, std::string> loader_diagnostics(const std::string& loader)
 
 // The hwcap bits glibc < 2.37 turns into subdirectory names: those the CPU
 // has among the "important" ones, highest bit first (their order in a path).
-// Names are known for x86 (sysdeps/x86/dl-hwcap.h); other machines mark none important.
-std::vector<std::string> legacy_hwcap_names(std::map<std::string, std::string>& d) {
+// Names are known for x86 (sysdeps/x86/dl-hwcap.h); other machines' bits
+// are not x86's, so none is named for them.
+std::vector<std::string> legacy_hwcap_names(std::map<std::string, std::string>& d, bool x86) {
+  if (!x86) return {};
   unsigned long masked =
       std::strtoul(d["dl_hwcap"].c_str(), nullptr, 0) & std::strtoul(d["dl_hwcap_important"].c_str(), nullptr, 0);
   static const char* const kX86[] = {"sse2", "x86_64", "avx512_1"};
@@ -94,7 +97,9 @@ void SearchEnvironment::complete_from_host_loader() {
       dirs.push_back(dir);
     }
     if (!dirs.empty() && !default_dirs) default_dirs = dirs;
-    legacy_hwcaps_subdirs = legacy_subdirs(d["dl_platform"], legacy_hwcap_names(d));
+    std::string_view loader_path(host_loader);
+    bool x86 = loader_path == "/lib64/ld-linux-x86-64.so.2" || loader_path == "/lib/ld-linux.so.2";
+    legacy_hwcaps_subdirs = legacy_subdirs(d["dl_platform"], legacy_hwcap_names(d, x86));
     // dl_hwcaps_subdirs lists candidates best first; the active mask selects them.
     std::string subdirs = d["dl_hwcaps_subdirs"];
     unsigned long active = std::strtoul(d["dl_hwcaps_subdirs_active"].c_str(), nullptr, 0);

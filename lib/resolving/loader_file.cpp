@@ -70,7 +70,6 @@ LoaderFileFacts read_loader_file(const std::filesystem::path& loader) {
   LoaderFileFacts facts;
   auto bytes = read_whole(loader);
   if (!bytes) return facts;
-  facts.readable = true;
   facts.ld_so_cache = cache_path(*bytes);
   facts.version = release(*bytes);
   facts.reads_resolution_cache_note = bytes->find(kNoteMarker) != std::string::npos;

@@ -19,13 +19,12 @@ struct GlibcVersion {
 };
 
 struct LoaderFileFacts {
-  bool readable = false;
   std::optional<std::string> ld_so_cache;    // the cache path compiled in, as the loader opens it
   std::optional<GlibcVersion> version;       // from "... release version X.Y"
   bool reads_resolution_cache_note = false;  // Nixpkgs' ldcache.patch ("RESCACHE")
 };
 
-// Reads the loader file once; an unreadable file gives readable = false.
+// Reads the loader file once; an unreadable file gives no facts.
 LoaderFileFacts read_loader_file(const std::filesystem::path& loader);
 
 }  // namespace runpatch

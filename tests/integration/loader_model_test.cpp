@@ -501,6 +501,9 @@ class LegacySubdirs : public ::testing::Test {
     const auto* greet = edge_named(*tree, "libgreet.so");
     ASSERT_TRUE(greet && greet->resolution.path) << listed.output;
     EXPECT_EQ(fs::canonical(*greet->resolution.path), dir_ / "lib" / expected_below_lib / "libgreet.so");
+    // And the edited program runs, finding it there.
+    auto run = test::run_command({prog_.string()}, true);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
     // check raises nothing: the library is found and the entry is used.
     CheckOptions options;
     options.env = SearchEnvironment::host(false);
