@@ -22,7 +22,7 @@ class EditPlanner : PlanContext<E> {
   using Ctx::Ctx;
 
   Expected<EditPlan> plan(const EditRequest& request) {
-    RUNPATCH_TRY(auto table, read_dynamic(view_));
+    RUNPATCH_TRY(auto table, read_dynamic(view_, options_.dynamic_source));
     // The interpreter and the header fields need no dynamic section (patchelf edits such files too).
     if ((!table || !table->has_strtab) && only_interpreter(request)) return plan_interpreter_only(request);
     if (!table && needs_dynamic_entries(request.headers))
@@ -438,6 +438,7 @@ template <class E>
 Expected<EditPlan> plan_edit(const MappedElfView<E>& view, const ElfInfo& info, const EditOptions& options,
                              const EditRequest& request) {
   RUNPATCH_TRY(EditPlan plan, EditPlanner<E>(view, info, options).plan(request));
+  plan.dynamic_source = options.dynamic_source;
   RUNPATCH_CHECK(fold_header_fields(view, request.headers, plan));
   return plan;
 }

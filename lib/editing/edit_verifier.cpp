@@ -494,11 +494,11 @@ template <class E>
 Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const ElfInfo& before,
                     const ExpectedFacts& expected, const EditRequest& request, const EditPlan& plan) {
   const std::string& path = old_view.path();
-  RUNPATCH_TRY(auto old_table, read_dynamic(old_view));
-  RUNPATCH_TRY(ElfInfo after, read_elf_info(result));
+  RUNPATCH_TRY(auto old_table, read_dynamic(old_view, plan.dynamic_source));
+  RUNPATCH_TRY(ElfInfo after, read_elf_info(result, plan.dynamic_source));
   RUNPATCH_CHECK(check_facts(path, before, after, expected, plan));
   RUNPATCH_TRY(auto new_view, ElfView<E>::parse(result));
-  RUNPATCH_TRY(auto new_table, read_dynamic(new_view));
+  RUNPATCH_TRY(auto new_table, read_dynamic(new_view, plan.dynamic_source));
   if (!old_table || !old_table->has_strtab) {
     // An interpreter-only edit of a file the loader sees no dynamic section in.
     if (new_table.has_value() != old_table.has_value())

@@ -41,7 +41,7 @@ Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& 
   RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
   Planned p;
   EditOutcome& outcome = p.outcome;
-  RUNPATCH_TRY(outcome.before, read_elf_info(mapping.bytes(), path));
+  RUNPATCH_TRY(outcome.before, read_elf_info(mapping.bytes(), path, options.dynamic_source));
   RUNPATCH_TRY(p.plan, visit_elf(mapping.bytes(), path,
                                  [&](const auto& view) { return plan_edit(view, outcome.before, options, request); }));
   spoil_plan_for_testing(p.plan, options);

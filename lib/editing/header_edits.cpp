@@ -87,7 +87,8 @@ class HeaderFieldFolder {
   using Phdr = elf::Phdr<E>;
   using Sym = elf::Sym<E>;
 
-  explicit HeaderFieldFolder(const ElfView<E>& result) : result_(result) {}
+  HeaderFieldFolder(const ElfView<E>& result, DynamicSource dynamic_source)
+      : result_(result), dynamic_source_(dynamic_source) {}
 
   Expected<std::vector<FieldWrite>> fields(const HeaderEditRequest& request) {
     if (request.osabi && result_.ehdr().e_ident[elf::EI_OSABI] != *request.osabi)
@@ -129,7 +130,7 @@ class HeaderFieldFolder {
   }
 
   Status symbol_versions(const std::vector<std::string>& names) {
-    RUNPATCH_TRY(auto dynamic, read_dynamic(result_));
+    RUNPATCH_TRY(auto dynamic, read_dynamic(result_, dynamic_source_));
     if (!dynamic) return result_.error("has no dynamic section (statically linked, or separate debug information)");
     RUNPATCH_TRY(auto tables, symbol_version_tables(result_, *dynamic));
     if (!tables) return result_.error("has no symbol version table (.gnu.version) whose entries could be cleared");
@@ -149,6 +150,7 @@ class HeaderFieldFolder {
   }
 
   const ElfView<E>& result_;
+  DynamicSource dynamic_source_;
   std::vector<FieldWrite> fields_;
 };
 
@@ -190,7 +192,7 @@ Status fold_header_fields(const MappedElfView<E>& view, const HeaderEditRequest&
     PlannedImage image(view.bytes(), plan);
     FileReader reader = image.reader(view.path());
     RUNPATCH_TRY(auto result, ElfView<E>::parse(reader));
-    RUNPATCH_TRY(fields, HeaderFieldFolder<E>(result).fields(request));
+    RUNPATCH_TRY(fields, HeaderFieldFolder<E>(result, plan.dynamic_source).fields(request));
   }
   for (const auto& field : fields) RUNPATCH_CHECK(put_field(plan, field, view.path()));
   if (plan.strategy == EditStrategy::Unchanged && !plan.writes.empty()) {

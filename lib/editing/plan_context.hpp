@@ -93,10 +93,7 @@ struct PlanContext {
     return off >= segment.p_offset && off + size <= uint64_t(segment.p_offset) + uint64_t(segment.p_filesz);
   }
 
-  uint64_t dynamic_vaddr() const {
-    const Phdr* ph = view_.find_phdr(elf::PT_DYNAMIC);
-    return ph ? uint64_t(ph->p_vaddr) : 0;
-  }
+  uint64_t dynamic_vaddr() const { return table_.vaddr; }
 
   uint64_t page_size() const {
     if (options_.page_size) return *options_.page_size;

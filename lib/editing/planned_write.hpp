@@ -48,6 +48,8 @@ struct EditPlan {
   bool fits_later_tools = true;
   // Whether the edited file carries a resolution-cache note; unset: as before.
   std::optional<bool> carries_resolution_cache;
+  // Where the planner found the dynamic table; the verifier reads it the same way.
+  DynamicSource dynamic_source = DynamicSource::Segment;
 };
 
 // The size of the unit a disk writes atomically on every device: one write

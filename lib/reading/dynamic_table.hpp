@@ -1,5 +1,6 @@
-// The dynamic section found through PT_DYNAMIC, and its string table found
-// through DT_STRTAB (an address, translated to a file offset via PT_LOAD).
+// The dynamic section found through PT_DYNAMIC (or, when asked, through its
+// section header), and its string table found through DT_STRTAB (an address,
+// translated to a file offset via PT_LOAD).
 #pragma once
 
 #include <fmt/format.h>
@@ -9,12 +10,15 @@
 #include <string_view>
 
 #include "reading/elf_view.hpp"
+#include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {
 
 template <class E>
 struct DynamicTable {
   uint64_t offset = 0;                 // file offset of the first entry
+  uint64_t vaddr = 0;                  // its address
+  bool from_section_header = false;    // no PT_DYNAMIC: the `.dynamic` section's header placed it
   std::span<const elf::Dyn<E>> slots;  // every entry PT_DYNAMIC holds
   size_t used = 0;                     // entries before the first DT_NULL
   uint64_t strtab_vaddr = 0;
@@ -39,17 +43,44 @@ struct DynamicTable {
   }
 };
 
+// The `.dynamic` section of a file without PT_DYNAMIC, or null: its bytes
+// inside the file and mapped by a PT_LOAD at its address (patchelf's reading).
+template <class E>
+Expected<const elf::Shdr<E>*> dynamic_section(const ElfView<E>& view) {
+  for (const auto& sh : view.shdrs()) {
+    if (sh.sh_type != elf::SHT_DYNAMIC || sh.sh_size == 0) continue;
+    RUNPATCH_TRY(uint64_t offset, view.offset_of_vaddr(sh.sh_addr, sh.sh_size, "section .dynamic"));
+    if (offset != sh.sh_offset)
+      return view.error(fmt::format("section .dynamic: address {:#x} maps to offset {:#x}, not its offset {:#x}",
+                                    uint64_t(sh.sh_addr), offset, uint64_t(sh.sh_offset)));
+    return &sh;
+  }
+  return nullptr;
+}
+
 // The dynamic table, or nullopt for a file without PT_DYNAMIC (statically linked).
 template <class E>
-Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view) {
+Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view,
+                                                      DynamicSource source = DynamicSource::Segment) {
   using Dyn = elf::Dyn<E>;
-  const auto* ph = view.find_phdr(elf::PT_DYNAMIC);
-  // p_filesz 0: the contents were stripped (separate debug files keep only the header).
-  if (!ph || ph->p_filesz == 0) return std::optional<DynamicTable<E>>();
   DynamicTable<E> table;
-  table.offset = ph->p_offset;
-  RUNPATCH_TRY(table.slots,
-               view.template table_at<Dyn>(ph->p_offset, uint64_t(ph->p_filesz) / sizeof(Dyn), "dynamic section"));
+  uint64_t size = 0;
+  if (const auto* ph = view.find_phdr(elf::PT_DYNAMIC)) {
+    // p_filesz 0: the contents were stripped (separate debug files keep only the header).
+    if (ph->p_filesz == 0) return std::optional<DynamicTable<E>>();
+    table.offset = ph->p_offset;
+    table.vaddr = ph->p_vaddr;
+    size = ph->p_filesz;
+  } else {
+    if (source != DynamicSource::SegmentOrSection) return std::optional<DynamicTable<E>>();
+    RUNPATCH_TRY(const auto* section, dynamic_section(view));
+    if (!section) return std::optional<DynamicTable<E>>();
+    table.offset = section->sh_offset;
+    table.vaddr = section->sh_addr;
+    size = section->sh_size;
+    table.from_section_header = true;
+  }
+  RUNPATCH_TRY(table.slots, view.template table_at<Dyn>(table.offset, size / sizeof(Dyn), "dynamic section"));
   table.used = table.slots.size();
   for (size_t i = 0; i < table.slots.size(); ++i)
     if (table.slots[i].d_tag == elf::DT_NULL) {

@@ -61,8 +61,8 @@ std::optional<uint64_t> interrupted_edit_tail(const ElfView<E>& view, const Dyna
 }
 
 template <class E>
-Status read_dynamic_facts(const ElfView<E>& view, ElfInfo& info) {
-  RUNPATCH_TRY(auto table, read_dynamic(view));
+Status read_dynamic_facts(const ElfView<E>& view, ElfInfo& info, DynamicSource source) {
+  RUNPATCH_TRY(auto table, read_dynamic(view, source));
   if (!table) {
     info.debug_only = view.find_phdr(elf::PT_DYNAMIC) != nullptr;
     return {};
@@ -94,7 +94,7 @@ Status read_dynamic_facts(const ElfView<E>& view, ElfInfo& info) {
 }
 
 template <class E>
-Expected<ElfInfo> extract(const ElfView<E>& view) {
+Expected<ElfInfo> extract(const ElfView<E>& view, DynamicSource source) {
   const auto& eh = view.ehdr();
   ElfInfo info;
   info.path = view.path();
@@ -111,7 +111,7 @@ Expected<ElfInfo> extract(const ElfView<E>& view) {
   for (const auto& ph : view.phdrs())
     if (ph.p_type == elf::PT_LOAD && (ph.p_flags & elf::PF_X)) info.code_size += uint64_t(ph.p_filesz);
   RUNPATCH_CHECK(read_interpreter(view, info));
-  RUNPATCH_CHECK(read_dynamic_facts(view, info));
+  RUNPATCH_CHECK(read_dynamic_facts(view, info, source));
   read_dlopen_notes(view, info);
   read_resolution_cache_note(view, info);
   return info;
@@ -119,17 +119,17 @@ Expected<ElfInfo> extract(const ElfView<E>& view) {
 
 }  // namespace
 
-Expected<ElfInfo> read_elf_info(std::span<const uint8_t> bytes, const std::string& path) {
-  return visit_elf(bytes, path, [](const auto& view) { return extract(view); });
+Expected<ElfInfo> read_elf_info(std::span<const uint8_t> bytes, const std::string& path, DynamicSource source) {
+  return visit_elf(bytes, path, [&](const auto& view) { return extract(view, source); });
 }
 
-Expected<ElfInfo> read_elf_info(const std::filesystem::path& path) {
+Expected<ElfInfo> read_elf_info(const std::filesystem::path& path, DynamicSource source) {
   RUNPATCH_TRY(FileReader file, FileReader::open(path));
-  return read_elf_info(file);
+  return read_elf_info(file, source);
 }
 
-Expected<ElfInfo> read_elf_info(const FileReader& file) {
-  return visit_elf(file, [](const auto& view) { return extract(view); });
+Expected<ElfInfo> read_elf_info(const FileReader& file, DynamicSource source) {
+  return visit_elf(file, [&](const auto& view) { return extract(view, source); });
 }
 
 bool ElfInfo::is_pie() const {

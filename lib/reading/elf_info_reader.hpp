@@ -7,6 +7,6 @@
 
 namespace runpatch {
 
-Expected<ElfInfo> read_elf_info(const FileReader& file);
+Expected<ElfInfo> read_elf_info(const FileReader& file, DynamicSource source = DynamicSource::Segment);
 
 }  // namespace runpatch

@@ -177,6 +177,30 @@ TEST_P(EditCorrectness, InterpreterOfAProgramWithoutAVisibleDynamicSection) {
   }
 }
 
+// patchelf's reading (runpatch-patchelf): a program without PT_DYNAMIC whose
+// `.dynamic` section exists gets its runpath in that section, which moves
+// with the new string table; the loader's reading still sees no dynamic
+// section. patchelf, which reads section headers, is the oracle.
+TEST_P(EditCorrectness, RunpathThroughTheDynamicSectionHeader) {
+  fs::path dir = prepare("dynamic-section-header", "prog-dynamic-hide");
+  EditOptions options;
+  options.dynamic_source = DynamicSource::SegmentOrSection;
+  for (const std::string& wanted : {std::string("/x"), "/nonexistent/" + std::string(200, 'y')}) {
+    EditRequest request;
+    request.runpath = [&](const ElfInfo&) -> Expected<RunpathChange> { return RunpathChange::set(wanted); };
+    auto outcome = edit_elf_file(dir / "prog", request, options);
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    auto as_patchelf = read_elf_info(dir / "prog", DynamicSource::SegmentOrSection);
+    ASSERT_TRUE(as_patchelf) << as_patchelf.error().message();
+    EXPECT_EQ(as_patchelf->runpath, wanted) << outcome->layout_description;
+    EXPECT_TRUE(read_elf_info(dir / "prog")->is_static()) << "the loader's reading still has no dynamic section";
+    if (test::have_program("patchelf")) {
+      auto theirs = run_command({"patchelf", "--print-rpath", (dir / "prog").string()}, true);
+      EXPECT_EQ(theirs.output, wanted + "\n") << outcome->layout_description;
+    }
+  }
+}
+
 // The loader only needs p_offset ≡ p_vaddr (mod p_align): a new segment
 // costs its own bytes, not padding up to an address.
 TEST_P(EditCorrectness, GrowthIsTheNewBytesOnly) {

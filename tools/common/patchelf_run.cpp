@@ -89,7 +89,7 @@ Expected<ElfInfo> read_as_patchelf(const std::string& file, const Arguments& arg
   if (S_ISREG(st.st_mode) && uint64_t(st.st_size) < kSmallestElfHeader) return fail("missing ELF header");
   if (S_ISREG(st.st_mode) && !has_elf_magic(file)) return fail("not an ELF executable");
   if (S_ISREG(st.st_mode)) RUNPATCH_CHECK(refuse_as_patchelf(file, args, streams));
-  auto info = read_elf_info(file);
+  auto info = read_elf_info(file, DynamicSource::SegmentOrSection);
   if (!info) return fail(info.error().message());
   if (info->type != ET_EXEC && info->type != ET_DYN) return fail("wrong ELF type");
   return std::move(*info);
@@ -150,6 +150,7 @@ Status edit_file(const Arguments& args, const ElfInfo& info, const std::string& 
   options.output = args.output ? std::optional<std::filesystem::path>(*args.output) : std::nullopt;
   options.page_size = args.page_size;
   options.atomic_copy = args.atomic_copy;
+  options.dynamic_source = DynamicSource::SegmentOrSection;
   auto outcome = edit_elf_file(file, request, options);
   if (!outcome) return fail(outcome.error().message());
   // patchelf's words: no "patchelf: " before these.

@@ -117,6 +117,9 @@ struct EditOptions {
   // set: a build that fails is discarded, and Nix does not sync its outputs
   // either), syncs elsewhere; --sync / --no-sync decide.
   Durability durability = Durability::Auto;
+  // Where the dynamic table is read: patchelf's front end also edits a file
+  // without PT_DYNAMIC through its `.dynamic` section (reading/elf_info.hpp).
+  DynamicSource dynamic_source = DynamicSource::Segment;
   // Testing only: perform this many of the planned writes, then stop as if killed.
   std::optional<size_t> stop_after_writes;
   // Testing only: a deliberately wrong plan, which verification must catch

@@ -95,12 +95,19 @@ struct ElfInfo {
   std::string kind() const;
 };
 
+// Where the dynamic table is found. The loader reads PT_DYNAMIC only (what
+// every reading and check of runpatch models); patchelf's front end also takes
+// a `.dynamic` section (SHT_DYNAMIC, inside a PT_LOAD) when no PT_DYNAMIC
+// exists, as patchelf does (its test phdr-corruption).
+enum class DynamicSource { Segment, SegmentOrSection };
+
 // Parses the ELF file at path. Touches only the pages holding the headers,
 // the dynamic section and the strings it names.
-Expected<ElfInfo> read_elf_info(const std::filesystem::path& path);
+Expected<ElfInfo> read_elf_info(const std::filesystem::path& path, DynamicSource source = DynamicSource::Segment);
 
 // Same, for an image already in memory (path is used in messages only).
-Expected<ElfInfo> read_elf_info(std::span<const uint8_t> bytes, const std::string& path);
+Expected<ElfInfo> read_elf_info(std::span<const uint8_t> bytes, const std::string& path,
+                                DynamicSource source = DynamicSource::Segment);
 
 std::string machine_name(uint16_t machine);
 std::string osabi_name(uint8_t osabi);
