@@ -19,4 +19,19 @@ time_best() {
   printf '%d.%03d' $((best / 1000)) $((best % 1000))
 }
 
+# ms_of CMD...: wall time of one run of CMD, in whole milliseconds.
+ms_of() { local t0 t1; t0=$(now_ns); "$@"; t1=$(now_ns); echo $(( (t1 - t0) / 1000000 )); }
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+
+# hook_environment WORK: NIX_BINTOOLS as in a Nix build (the host's x86-64
+# loader, an orig-libc holding only libc.so.6) and NIX_BUILD_TOP=WORK, as the
+# fixup hooks run.
+hook_environment() {
+  local bintools=$1/bintools
+  mkdir -p "$bintools/nix-support" "$1/libc/lib"
+  echo /lib64/ld-linux-x86-64.so.2 >"$bintools/nix-support/dynamic-linker"
+  echo "$1/libc" >"$bintools/nix-support/orig-libc"
+  cp "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)" "$1/libc/lib/"
+  export NIX_BINTOOLS=$bintools NIX_BUILD_TOP=$1
+}

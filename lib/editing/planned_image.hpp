@@ -27,9 +27,11 @@ class PlannedImage {
   bool read(uint64_t offset, uint64_t length, uint8_t* out) const {
     if (offset > size_ || length > size_ - offset) return false;
     uint64_t end = offset + length;
-    std::memset(out, 0, length);
-    if (offset < original_.size())
-      std::memcpy(out, original_.data() + offset, std::min<uint64_t>(end, original_.size()) - offset);
+    // Only bytes past the original file start as zeros: the rest is copied over
+    // (zeroing a big segment first cost as much as the copy).
+    uint64_t copied = offset < original_.size() ? std::min<uint64_t>(end, original_.size()) - offset : 0;
+    if (copied > 0) std::memcpy(out, original_.data() + offset, copied);
+    std::memset(out + copied, 0, length - copied);
     for (const PlannedWrite* w : writes_) {
       uint64_t from = std::max(offset, w->offset), to = std::min(end, w->offset + w->bytes.size());
       if (from < to) std::memcpy(out + (from - offset), w->bytes.data() + (from - w->offset), to - from);

@@ -7,7 +7,10 @@
 namespace runpatch {
 
 bool converts_rpath(const ElfInfo& before, const EditRequest& request) {
-  return before.rpath && !before.runpath && request.runpath && !request.force_rpath;
+  if (!before.rpath || before.runpath || !request.runpath || request.force_rpath) return false;
+  // Removing the runpath, or keeping it, converts nothing.
+  auto change = request.runpath(before);
+  return change && change->kind == RunpathChange::Kind::Set;
 }
 
 std::vector<std::string> inherited_rpath_warnings(const std::filesystem::path& file) {

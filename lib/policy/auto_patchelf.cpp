@@ -265,10 +265,19 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
 
   // Every regular file (not a symlink) under each path, in the script's order;
   // a file listed twice is edited once and reported twice.
-  std::vector<std::string> order;
+  std::vector<pathlib::GlobMatch> entries;
   for (const auto& p : paths)
-    for (auto& f : pathlib::glob(p, "*", o.recurse))
-      if (!is_symlink(f) && is_file(f) && has_elf_magic(f)) order.push_back(std::move(f));
+    for (auto& f : pathlib::glob(p, "*", o.recurse)) entries.push_back(std::move(f));
+  std::vector<char> is_elf(entries.size());  // an open and a read per file (68,849 in a PyTorch venv): on all cores
+  parallel_for(entries.size(), o.threads, [&](size_t i) {
+    const auto& [path, kind] = entries[i];
+    using Kind = pathlib::GlobMatch::Kind;
+    bool regular = kind == Kind::Regular || (kind == Kind::Unknown && !is_symlink(path) && is_file(path));
+    is_elf[i] = regular && has_elf_magic(path);
+  });
+  std::vector<std::string> order;
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (is_elf[i]) order.push_back(std::move(entries[i].path));
   std::map<std::string, size_t> first;
   std::vector<std::string> unique;
   for (const auto& f : order)

@@ -4,7 +4,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <deque>
 
 #include "pathlib.hpp"
 #include "pyelftools_names.hpp"
@@ -44,32 +43,46 @@ std::vector<std::string> runpath_dirs(const ElfInfo& info) {
 
 }  // namespace
 
+// What the index needs of one "*.so*" entry, read on any thread.
+struct Candidate {
+  std::string path;
+  pathlib::GlobMatch::Kind kind;
+  std::optional<ElfInfo> info;  // none: not a regular ELF file the reader accepts (the script passes over it)
+  std::string dir;              // where the index records it
+};
+
 void AutoPatchelfIndex::populate(const std::vector<std::string>& initial, bool recursive) {
-  std::deque<std::string> queue;
-  for (const auto& p : initial) queue.push_back(pathlib::normalize(p));
-  while (!queue.empty()) {
-    std::string dir = queue.front();
-    queue.pop_front();
-    if (!visited_.insert(dir).second) continue;
-    std::vector<std::string> files;
-    for (auto& f : pathlib::glob(dir, "*.so*", recursive))
-      if (is_file(f)) files.push_back(std::move(f));
-    // Reading is the slow part: in parallel, then recorded in the script's order.
-    std::vector<std::optional<ElfInfo>> infos(files.size());
-    parallel_for(files.size(), threads_, [&](size_t i) {
-      if (auto info = read_elf_info(files[i])) infos[i] = std::move(*info);
+  std::vector<std::string> round;
+  for (const auto& p : initial) round.push_back(pathlib::normalize(p));
+  // The script's queue, a round at a time: the directories a round's
+  // libraries name come after every directory already queued, as in the
+  // script, so all files of a round can be read at once, in parallel.
+  while (!round.empty()) {
+    std::vector<Candidate> candidates;
+    for (const auto& dir : round) {
+      if (!visited_.insert(dir).second) continue;
+      for (auto& f : pathlib::glob(dir, "*.so*", recursive))
+        if (f.kind != pathlib::GlobMatch::Kind::Other) candidates.push_back({std::move(f.path), f.kind, {}, {}});
+    }
+    parallel_for(candidates.size(), threads_, [&](size_t i) {
+      Candidate& c = candidates[i];
+      // Path.is_file() follows a symlink (libfoo.so -> libfoo.so.1 is indexed).
+      if (c.kind != pathlib::GlobMatch::Kind::Regular && !is_file(c.path)) return;
+      if (auto info = read_elf_info(c.path)) c.info = std::move(*info);
+      if (c.info && !c.info->debug_only) c.dir = recorded_dir(c.path);
     });
-    for (size_t i = 0; i < files.size(); ++i) {
-      if (!infos[i]) continue;  // not ELF, or unreadable: the script passes over it
-      const ElfInfo& info = *infos[i];
-      if (info.debug_only) {
-        messages_.push_back("skipping " + files[i] + " because it looks like a separate debug object");
+    std::vector<std::string> next;
+    for (const auto& c : candidates) {
+      if (!c.info) continue;
+      if (c.info->debug_only) {
+        messages_.push_back("skipping " + c.path + " because it looks like a separate debug object");
         continue;
       }
-      for (auto& d : runpath_dirs(info)) queue.push_back(std::move(d));
-      std::string key = pathlib::name(files[i]) + '\0' + pyelftools::machine_arch(info.identity.machine);
-      entries_[key].push_back({recorded_dir(files[i]), info.identity.osabi});
+      for (auto& d : runpath_dirs(*c.info)) next.push_back(std::move(d));
+      std::string key = pathlib::name(c.path) + '\0' + pyelftools::machine_arch(c.info->identity.machine);
+      entries_[key].push_back({c.dir, c.info->identity.osabi});
     }
+    round = std::move(next);
   }
 }
 

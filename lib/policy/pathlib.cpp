@@ -69,39 +69,56 @@ bool lstat_is_real_dir(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> names;
+struct DirEntry {
+  std::string name;
+  unsigned char type;  // d_type: DT_DIR, DT_LNK, ...; DT_UNKNOWN where the file system does not say
+  bool operator<(const DirEntry& other) const { return name < other.name; }
+};
+
+std::vector<DirEntry> entries(const std::string& dir) {
+  std::vector<DirEntry> found;
   DIR* d = ::opendir(dir.c_str());
-  if (!d) return names;  // pathlib ignores unreadable directories
+  if (!d) return found;  // pathlib ignores unreadable directories
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
+    if (n != "." && n != "..") found.push_back({std::move(n), e->d_type});
   }
   ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
-void walk(const std::string& dir, const std::string& pattern, bool recursive, std::vector<std::string>& out) {
-  std::vector<std::string> names = entries(dir);
-  for (const auto& n : names)
-    if (fnmatch(pattern, n)) out.push_back(join(dir, n));
+GlobMatch::Kind kind_of(unsigned char type) {
+  switch (type) {
+    case DT_REG: return GlobMatch::Kind::Regular;
+    case DT_LNK: return GlobMatch::Kind::Symlink;
+    case DT_UNKNOWN: return GlobMatch::Kind::Unknown;
+    default: return GlobMatch::Kind::Other;
+  }
+}
+
+void walk(const std::string& dir, const std::string& pattern, bool recursive, std::vector<GlobMatch>& out) {
+  std::vector<DirEntry> found = entries(dir);
+  for (const auto& e : found)
+    if (fnmatch(pattern, e.name)) out.push_back({join(dir, e.name), kind_of(e.type)});
   if (!recursive) return;
-  for (const auto& n : names) {
-    std::string child = join(dir, n);
-    if (lstat_is_real_dir(child)) walk(child, pattern, true, out);
+  for (const auto& e : found) {
+    // Only real directories are entered; the entry's type saves an lstat per file (68,849 in a PyTorch venv).
+    if (e.type != DT_DIR && e.type != DT_UNKNOWN) continue;
+    std::string child = join(dir, e.name);
+    if (e.type == DT_DIR || lstat_is_real_dir(child)) walk(child, pattern, true, out);
   }
 }
 
 }  // namespace
 
-std::vector<std::string> glob(const std::string& path, const std::string& pattern, bool recursive) {
+std::vector<GlobMatch> glob(const std::string& path, const std::string& pattern, bool recursive) {
   std::string p = normalize(path);
-  std::vector<std::string> out;
+  std::vector<GlobMatch> out;
   if (stat_is_dir(p))
     walk(p, pattern, recursive, out);
   else if (fnmatch(pattern, name(p)))
-    out.push_back(p);
+    out.push_back({p, GlobMatch::Kind::Unknown});
   return out;
 }
 

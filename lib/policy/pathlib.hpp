@@ -23,6 +23,12 @@ bool fnmatch(const std::string& pattern, const std::string& name);
 // never through a symlinked directory; each directory's entries in byte order
 // where Python takes the file system's order), or the path itself when it is
 // not a directory and its name matches.
-std::vector<std::string> glob(const std::string& path, const std::string& pattern, bool recursive);
+struct GlobMatch {
+  std::string path;
+  // What the directory entry says (d_type), sparing a stat per file; Unknown
+  // where it does not say, and for the path itself: then ask the file system.
+  enum class Kind { Regular, Symlink, Other, Unknown } kind;
+};
+std::vector<GlobMatch> glob(const std::string& path, const std::string& pattern, bool recursive);
 
 }  // namespace runpatch::pathlib

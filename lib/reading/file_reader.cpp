@@ -13,7 +13,10 @@ namespace {
 // Windows start on a 64-byte boundary, so a table keeps the alignment it has
 // in the file, and cover at least 1 KiB: the ELF header, the program headers
 // and the first notes usually come in one read, and little is copied twice.
-constexpr uint64_t kAlign = 64, kMinimum = 1024;
+// A reader that has needed many windows is walking a table: larger reads.
+constexpr uint64_t kAlign = 64, kMinimum = 1024, kWalkingMinimum = 64 * 1024;
+constexpr size_t kWindowsBeforeWalking = 16;
+constexpr int kWindowsLookedAt = 4;
 }  // namespace
 
 Expected<FileReader> FileReader::open(const std::filesystem::path& path) {
@@ -63,15 +66,23 @@ FileReader::~FileReader() {
 
 const uint8_t* FileReader::at(uint64_t offset, uint64_t length) const {
   if (offset > size_ || length > size_ - offset) return nullptr;
-  for (const auto& w : windows_)
-    if (offset >= w.offset && offset - w.offset <= w.length && length <= w.length - (offset - w.offset))
-      return w.bytes.get() + (offset - w.offset);
-  uint64_t start = offset / kAlign * kAlign;
-  uint64_t end = std::min(size_, std::max(offset + length, start + kMinimum));
-  Window w{start, end - start, std::make_unique_for_overwrite<uint8_t[]>(end - start)};
-  if (!read_into(w.bytes.get(), w.offset, w.length)) return nullptr;
-  windows_.push_back(std::move(w));
-  return windows_.back().bytes.get() + (offset - start);
+  // The last few windows starting at or before offset (they may overlap; a
+  // range none of them holds is read again, which costs bytes, not answers).
+  auto it = windows_.upper_bound(offset);
+  for (int looked = 0; looked < kWindowsLookedAt && it != windows_.begin(); ++looked) {
+    --it;
+    uint64_t into = offset - it->first;
+    const Window& w = it->second;
+    if (into <= w.length && length <= w.length - into) return w.bytes.get() + into;
+  }
+  bool walking = windows_.size() >= kWindowsBeforeWalking;
+  // Walking windows lie on a grid, so the windows of a walk do not overlap.
+  uint64_t start = offset / (walking ? kWalkingMinimum : kAlign) * (walking ? kWalkingMinimum : kAlign);
+  uint64_t end = std::min(size_, std::max(offset + length, start + (walking ? kWalkingMinimum : kMinimum)));
+  Window w{end - start, std::make_unique_for_overwrite<uint8_t[]>(end - start)};
+  if (!read_into(w.bytes.get(), start, w.length)) return nullptr;
+  auto placed = windows_.emplace(start, std::move(w));
+  return placed->second.bytes.get() + (offset - start);
 }
 
 bool FileReader::read_into(uint8_t* out, uint64_t offset, uint64_t length) const {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,7 +47,7 @@ class FileReader {
   FileReader(int fd, std::string path, uint64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
 
   struct Window {
-    uint64_t offset = 0, length = 0;
+    uint64_t length = 0;
     std::unique_ptr<uint8_t[]> bytes;
   };
   bool read_into(uint8_t* out, uint64_t offset, uint64_t length) const;
@@ -55,7 +56,11 @@ class FileReader {
   Source source_;  // instead of fd_, when set
   std::string path_;
   uint64_t size_ = 0;
-  mutable std::vector<Window> windows_;  // a handful per file: a scan finds one
+  // By offset: a scan reads a handful, but verifying an edit reads every
+  // symbol's name (thousands of windows in a big library's string table).
+  // A window is never replaced (pointers into it stay valid): a longer one
+  // from the same offset goes after it.
+  mutable std::multimap<uint64_t, Window> windows_;
 };
 
 }  // namespace runpatch

@@ -204,6 +204,14 @@ TEST(EditSurroundings, TurningAnInheritedRpathIntoARunpathWarns) {
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_FALSE(contains(forced.output, "DT_RPATH becomes")) << forced.output;
   EXPECT_EQ(test::run_command({kept.string()}, true).exit_code, 0);
+
+  // Removing DT_RPATH turns nothing into DT_RUNPATH: no warning (it once
+  // warned on every library of a PyTorch venv whose runpaths were stripped).
+  fs::path removed = make_prog("prog-removed");
+  auto removal = cli({"set", "--remove-runpath", removed.string()});
+  EXPECT_EQ(removal.exit_code, 0) << removal.output;
+  EXPECT_FALSE(contains(removal.output, "DT_RPATH becomes")) << removal.output;
+  EXPECT_EQ(read_elf_info(removed)->rpath, std::nullopt);
 }
 
 }  // namespace

@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "reading/file_reader.hpp"
+
+namespace runpatch {
+namespace {
+
+struct CountingSource {
+  std::vector<uint8_t> bytes;
+  size_t reads = 0;
+
+  FileReader reader() {
+    return FileReader::from_source(
+        [this](uint64_t offset, uint64_t length, uint8_t* out) {
+          ++reads;
+          std::memcpy(out, bytes.data() + offset, length);
+          return true;
+        },
+        bytes.size(), "image");
+  }
+};
+
+CountingSource patterned(size_t size) {
+  CountingSource source;
+  source.bytes.resize(size);
+  for (size_t i = 0; i < size; ++i) source.bytes[i] = uint8_t(i * 131 + (i >> 9));
+  return source;
+}
+
+// Verifying an edit reads every symbol name of a big library through one
+// reader: each answer must be the file's bytes, earlier answers must stay
+// valid, and a walk must not read the same bytes again and again.
+TEST(FileReader, ManyScatteredReadsStayCorrectAndValid) {
+  CountingSource source = patterned(4 << 20);
+  FileReader reader = source.reader();
+  std::mt19937_64 random(7);
+  std::vector<std::pair<const uint8_t*, uint64_t>> answers;
+  for (int i = 0; i < 50000; ++i) {
+    uint64_t offset = random() % (source.bytes.size() - 300), length = 1 + random() % 256;
+    const uint8_t* p = reader.at(offset, length);
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(std::memcmp(p, source.bytes.data() + offset, length), 0) << offset;
+    answers.emplace_back(p, offset);
+  }
+  for (const auto& [p, offset] : answers) ASSERT_EQ(std::memcmp(p, source.bytes.data() + offset, 1), 0) << offset;
+  // 64 KiB windows once walking: at most a read per window of the file, plus the first small ones.
+  EXPECT_LE(source.reads, (source.bytes.size() >> 16) * 2 + 64) << "reads";
+}
+
+TEST(FileReader, ALongerRangeFromTheSameOffsetKeepsTheShorterAnswer) {
+  CountingSource source = patterned(1 << 20);
+  FileReader reader = source.reader();
+  const uint8_t* shorter = reader.at(4096, 16);
+  const uint8_t* longer = reader.at(4096, 200000);
+  ASSERT_NE(shorter, nullptr);
+  ASSERT_NE(longer, nullptr);
+  EXPECT_EQ(std::memcmp(shorter, source.bytes.data() + 4096, 16), 0);
+  EXPECT_EQ(std::memcmp(longer, source.bytes.data() + 4096, 200000), 0);
+  EXPECT_EQ(reader.at(4096 + 100000, 8), longer + 100000) << "the longer window answers inside it";
+  EXPECT_EQ(reader.at(source.bytes.size() - 1, 2), nullptr) << "past the end";
+}
+
+}  // namespace
+}  // namespace runpatch
