@@ -39,10 +39,20 @@ class PlannedImage {
     return true;
   }
 
+  // The original's bytes where no write touches [offset, offset + length), else null.
+  const uint8_t* unchanged(uint64_t offset, uint64_t length) const {
+    if (offset > original_.size() || length > original_.size() - offset) return nullptr;
+    for (const PlannedWrite* w : writes_)
+      if (w->offset < offset + length && offset < w->offset + w->bytes.size()) return nullptr;
+    return original_.data() + offset;
+  }
+
   // A reader over the image; it refers to this object, which must outlive it.
+  // Ranges the plan leaves alone (most of a big library) are read in place.
   FileReader reader(const std::string& path) const {
     return FileReader::from_source(
-        [this](uint64_t offset, uint64_t length, uint8_t* out) { return read(offset, length, out); }, size_, path);
+        [this](uint64_t offset, uint64_t length, uint8_t* out) { return read(offset, length, out); }, size_, path,
+        [this](uint64_t offset, uint64_t length) { return unchanged(offset, length); });
   }
 
  private:

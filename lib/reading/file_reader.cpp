@@ -32,15 +32,17 @@ Expected<FileReader> FileReader::adopt(int fd, std::string path) {
   return reader;
 }
 
-FileReader FileReader::from_source(Source source, uint64_t size, std::string path) {
+FileReader FileReader::from_source(Source source, uint64_t size, std::string path, Direct direct) {
   FileReader reader(-1, std::move(path), size);
   reader.source_ = std::move(source);
+  reader.direct_ = std::move(direct);
   return reader;
 }
 
 FileReader::FileReader(FileReader&& other) noexcept
     : fd_(other.fd_),
       source_(std::move(other.source_)),
+      direct_(std::move(other.direct_)),
       path_(std::move(other.path_)),
       size_(other.size_),
       windows_(std::move(other.windows_)) {
@@ -52,6 +54,7 @@ FileReader& FileReader::operator=(FileReader&& other) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
     source_ = std::move(other.source_);
+    direct_ = std::move(other.direct_);
     path_ = std::move(other.path_);
     size_ = other.size_;
     windows_ = std::move(other.windows_);
@@ -66,6 +69,8 @@ FileReader::~FileReader() {
 
 const uint8_t* FileReader::at(uint64_t offset, uint64_t length) const {
   if (offset > size_ || length > size_ - offset) return nullptr;
+  if (direct_)
+    if (const uint8_t* bytes = direct_(offset, length)) return bytes;
   // The last few windows starting at or before offset (they may overlap; a
   // range none of them holds is read again, which costs bytes, not answers).
   auto it = windows_.upper_bound(offset);

@@ -27,7 +27,10 @@ class FileReader {
   // Reads an image that exists only in memory (the editor's planned result):
   // source fills [offset, offset + length) and says whether it could.
   using Source = std::function<bool(uint64_t offset, uint64_t length, uint8_t* out)>;
-  static FileReader from_source(Source source, uint64_t size, std::string path);
+  // Optionally, the bytes of a range where the image already holds them in
+  // memory (null where it does not): answered without a copy.
+  using Direct = std::function<const uint8_t*(uint64_t offset, uint64_t length)>;
+  static FileReader from_source(Source source, uint64_t size, std::string path, Direct direct = {});
 
   FileReader(FileReader&& other) noexcept;
   FileReader& operator=(FileReader&& other) noexcept;
@@ -54,6 +57,7 @@ class FileReader {
 
   int fd_ = -1;
   Source source_;  // instead of fd_, when set
+  Direct direct_;
   std::string path_;
   uint64_t size_ = 0;
   // By offset: a scan reads a handful, but verifying an edit reads every

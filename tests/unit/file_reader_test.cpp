@@ -64,5 +64,28 @@ TEST(FileReader, ALongerRangeFromTheSameOffsetKeepsTheShorterAnswer) {
   EXPECT_EQ(reader.at(source.bytes.size() - 1, 2), nullptr) << "past the end";
 }
 
+// A source that holds some ranges in memory answers them without a copy; the
+// others still come through the source.
+TEST(FileReader, DirectRangesAreAnsweredInPlace) {
+  CountingSource source = patterned(1 << 16);
+  FileReader reader = FileReader::from_source(
+      [&](uint64_t offset, uint64_t length, uint8_t* out) {
+        ++source.reads;
+        std::memcpy(out, source.bytes.data() + offset, length);
+        return true;
+      },
+      source.bytes.size(), "image",
+      [&](uint64_t offset, uint64_t length) -> const uint8_t* {
+        return offset + length <= 4096 ? source.bytes.data() + offset : nullptr;
+      });
+  EXPECT_EQ(reader.at(100, 50), source.bytes.data() + 100);
+  EXPECT_EQ(source.reads, 0u);
+  const uint8_t* copied = reader.at(8192, 50);
+  ASSERT_NE(copied, nullptr);
+  EXPECT_NE(copied, source.bytes.data() + 8192);
+  EXPECT_EQ(std::memcmp(copied, source.bytes.data() + 8192, 50), 0);
+  EXPECT_EQ(source.reads, 1u);
+}
+
 }  // namespace
 }  // namespace runpatch
