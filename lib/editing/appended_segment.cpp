@@ -218,6 +218,13 @@ class SegmentAppender : PlanContext<E> {
     for (size_t i = 0; i < carried_.size(); ++i) carried_[i].rel = rel_.carried[i];
   }
 
+  // [vaddr, vaddr + size) above every segment and inside the class's address
+  // space: placing above a segment that ends near the top wraps around.
+  static bool fits_address_space(uint64_t vaddr, uint64_t size, uint64_t above) {
+    uint64_t space_end = E::is64 ? UINT64_MAX : UINT32_MAX;
+    return vaddr >= above && vaddr <= space_end && size <= space_end - vaddr;
+  }
+
   // vaddr ≡ offset (mod page), above every segment: no padding in the file.
   // Executables whose program headers move keep the first PT_LOAD's
   // vaddr-offset delta, as older kernels derive AT_PHDR from it.
@@ -255,7 +262,8 @@ class SegmentAppender : PlanContext<E> {
     if (seg_off_ - old_size > kMaxHole)
       return view_.error(fmt::format("a new segment would need a {} MiB hole before it (address space ends at {:#x})",
                                      (seg_off_ - old_size) >> 20, max_end));
-    if (seg_vaddr_ + rel_.size < seg_vaddr_) return view_.error("no address space left above the last segment");
+    if (!fits_address_space(seg_vaddr_, rel_.size, max_end))
+      return view_.error("no address space left above the last segment");
     // The note's own segment follows in the file without a gap and one page
     // higher in memory: its first file page may be the read-write segment's
     // last, mapped twice, but no page of memory is both.
@@ -264,7 +272,7 @@ class SegmentAppender : PlanContext<E> {
     if (note_load_) {
       note_off_ = align_up(seg_off_ + rel_.size, 8);
       note_vaddr_ = note_off_ + (seg_vaddr_ - seg_off_) + page;
-      if (note_vaddr_ + note_bytes_.size() < note_vaddr_)
+      if (!fits_address_space(note_vaddr_, note_bytes_.size(), max_end))
         return view_.error("no address space left above the last segment");
     }
     return {};

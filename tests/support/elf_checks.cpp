@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
+#include <vector>
+
 namespace runpatch::test {
 
 std::string readelf_warnings(const std::filesystem::path& file) {
@@ -33,5 +36,17 @@ void expect_greets(const FixtureArch& arch, const std::filesystem::path& program
 }
 
 bool can_run(const FixtureArch& arch) { return arch.qemu == "-" || have_program(arch.qemu); }
+
+std::vector<FixtureArch> runnable_arches() {
+  std::vector<FixtureArch> runnable;
+  for (const auto& arch : fixture_arches()) {
+    if (can_run(arch))
+      runnable.push_back(arch);
+    else
+      std::cout << "[ NOT RUN  ] " << arch.name << ": " << arch.qemu << " is not installed\n";
+  }
+  EXPECT_FALSE(runnable.empty()) << "no fixture arch can run here";
+  return runnable;
+}
 
 }  // namespace runpatch::test

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fixtures.hpp"
 #include "process.hpp"
@@ -28,5 +29,10 @@ void expect_greets(const FixtureArch& arch, const std::filesystem::path& program
 
 // The arch can run programs here (host, or qemu-user installed).
 bool can_run(const FixtureArch& arch);
+
+// The fixture arches whose programs can run here. Each one left out is
+// named in the test's output (a missing emulator must not pass unseen), and
+// a test that gets none fails: the host's own arch always runs.
+std::vector<FixtureArch> runnable_arches();
 
 }  // namespace runpatch::test

@@ -1,0 +1,148 @@
+// Every refusal of the editor's planner, one case each, on every class and
+// byte order: the edit fails with that message naming the file, and the file
+// is left byte for byte as it was, with nothing beside it.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "fixtures.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/reading/elf_types.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Flavour {
+  bool is64, big;
+};
+
+// Writes value into the field at field_offset of program header `index`.
+struct PhdrField {
+  int offset64, offset32, width64, width32;
+};
+constexpr PhdrField kType{0, 0, 4, 4}, kFilesz{32, 16, 8, 4}, kMemsz{40, 20, 8, 4},
+    kAlign{48, 28, 8, 4};
+
+struct Refusal {
+  std::string name;
+  std::function<void(test::SyntheticSpec&)> shape;  // the file before corruption
+  std::function<void(std::vector<uint8_t>&, const test::SyntheticLayout&, const Flavour&)> corrupt;
+  std::function<void(EditRequest&)> ask;
+  std::string message;
+};
+
+void set_phdr(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t index, PhdrField field,
+              uint64_t value) {
+  uint64_t at = l.phoff + index * l.phentsize + uint64_t(f.is64 ? field.offset64 : field.offset32);
+  test::poke(b, at, f.is64 ? field.width64 : field.width32, f.big, value);
+}
+
+// Retags the dynamic entry at index (its value stays).
+void set_tag(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t index, uint64_t tag) {
+  test::poke(b, l.dynamic_offset + index * l.dynamic_entsize, f.is64 ? 8 : 4, f.big, tag);
+}
+
+void no_change(std::vector<uint8_t>&, const test::SyntheticLayout&, const Flavour&) {}
+void set_runpath(EditRequest& r) { r.runpath = set_runpath_update("/run/opengl-driver/lib"); }
+
+std::vector<Refusal> refusals() {
+  auto library = [](test::SyntheticSpec& s) { s.needed = {"libfoo.so.1"}; };
+  auto no_strings = [](test::SyntheticSpec&) {};  // no entry names a string
+  auto with_interp = [](test::SyntheticSpec& s) {
+    s.needed = {"libfoo.so.1"};
+    s.interpreter = "/lib64/ld-linux-x86-64.so.2";
+  };
+  return {
+      {"static-runpath", [](auto& s) { s.with_dynamic = false; }, no_change, set_runpath,
+       "statically linked (no dynamic section): nothing to edit"},
+      {"static-nodeflib", [](auto& s) { s.with_dynamic = false; }, no_change,
+       [](EditRequest& r) { r.headers.no_default_lib = true; },
+       "has no dynamic section (statically linked, or separate debug information)"},
+      {"no-string-table", no_strings,
+       [](auto& b, const auto& l, const auto& f) {
+         set_tag(b, l, f, l.strtab_tag_index, elf::DT_DEBUG);
+         set_tag(b, l, f, l.strtab_tag_index + 1, elf::DT_DEBUG);
+       },
+       set_runpath, "dynamic section has no string table"},
+      {"no-interpreter", library, no_change, [](EditRequest& r) { r.interpreter = "/lib/ld.so"; },
+       "file has no interpreter (PT_INTERP) to replace"},
+      {"nul-in-string", library, no_change,
+       [](EditRequest& r) { r.runpath = set_runpath_update(std::string("/a\0b", 4)); },
+       "a new string contains a NUL byte"},
+      {"load-filesz-over-memsz", library,
+       [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kMemsz, 16); }, set_runpath,
+       "PT_LOAD #0: file size is larger than memory size"},
+      {"load-align-not-power-of-two", library,
+       [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kAlign, 0x3000); }, set_runpath,
+       "PT_LOAD #0: alignment 0x3000 is not a power of two up to 64 MiB"},
+      {"load-past-end", library,
+       [](auto& b, const auto& l, const auto& f) {
+         set_phdr(b, l, f, 0, kFilesz, b.size() + 4096);
+         set_phdr(b, l, f, 0, kMemsz, b.size() + 4096);
+       },
+       set_runpath, "extends past the end of the file"},
+      {"loads-overlap", with_interp,
+       [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kType, elf::PT_LOAD); }, set_runpath,
+       "PT_LOAD #0 and #1 overlap in memory"},
+      {"strings-over-dynamic", no_strings,
+       [](auto& b, const auto& l, const auto& f) {
+         // DT_STRTAB's value follows its tag: the table now lies over the dynamic section.
+         uint64_t value_at = l.dynamic_offset + l.strtab_tag_index * l.dynamic_entsize + (f.is64 ? 8 : 4);
+         test::poke(b, value_at, f.is64 ? 8 : 4, f.big, l.dynamic_offset);
+         test::poke(b, value_at + l.dynamic_entsize, f.is64 ? 8 : 4, f.big, l.dynamic_entsize);
+       },
+       set_runpath, "the dynamic string table overlaps the dynamic section"},
+      // A segment reaching the top of the address space: the new one would wrap to address 0.
+      {"no-address-space", library,
+       [](auto& b, const auto& l, const auto& f) {
+         set_phdr(b, l, f, 0, kMemsz, f.is64 ? ~uint64_t(0) - 8 : 0xfffffff8u);
+       },
+       set_runpath, "no address space left above the last segment"},
+  };
+}
+
+class EditorRefusals : public ::testing::TestWithParam<Flavour> {};
+
+TEST_P(EditorRefusals, EachRefusalNamesTheFileAndLeavesItUntouched) {
+  const Flavour f = GetParam();
+  for (const auto& refusal : refusals()) {
+    SCOPED_TRACE(refusal.name);
+    test::SyntheticSpec spec;
+    spec.is64 = f.is64;
+    spec.big_endian = f.big;
+    refusal.shape(spec);
+    auto built = test::build_synthetic_elf(spec);
+    refusal.corrupt(built.bytes, built.layout, f);
+    fs::path dir = test::scratch_dir("editor_refusals/" + refusal.name + std::to_string(f.is64) + std::to_string(f.big));
+    fs::path file = dir / "lib.so";
+    test::write_file(file, built.bytes);
+    EditRequest request;
+    refusal.ask(request);
+    for (bool in_place : {false, true}) {
+      EditOptions options;
+      options.in_place = in_place;
+      auto outcome = edit_elf_file(file, request, options);
+      ASSERT_FALSE(outcome) << "edited: " << outcome->layout_description;
+      EXPECT_NE(outcome.error().message().find(refusal.message), std::string::npos) << outcome.error().message();
+      EXPECT_NE(outcome.error().message().find(file.string()), std::string::npos) << outcome.error().message();
+      EXPECT_EQ(test::read_file(file), built.bytes) << "the file changed";
+      size_t entries = 0;
+      for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+      EXPECT_EQ(entries, 1u) << "debris beside the file";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, EditorRefusals,
+                         ::testing::Values(Flavour{true, false}, Flavour{true, true}, Flavour{false, false},
+                                           Flavour{false, true}),
+                         [](const auto& info) {
+                           return std::string(info.param.is64 ? "Elf64" : "Elf32") + (info.param.big ? "BE" : "LE");
+                         });
+
+}  // namespace
+}  // namespace runpatch
