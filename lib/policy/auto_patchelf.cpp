@@ -3,8 +3,6 @@
 // skips and with which words, and the runpath it writes.
 #include "runpatch/policy/auto_patchelf.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -74,16 +72,6 @@ void use_nix_bintools(AutoPatchelfOptions& options) {
 
 namespace {
 
-bool is_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool is_symlink(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-}
-
 struct Target {
   std::string arch;
   uint8_t osabi;
@@ -114,8 +102,8 @@ AutoPatchedDependency resolve(const std::vector<std::string>& candidates, const 
   std::string arch = pyelftools::machine_arch(info.identity.machine);
   for (const auto& raw : candidates) {
     std::string candidate = pathlib::normalize(raw);
-    bool is_libc = c.o.libc_dir && is_file(pathlib::join(*c.o.libc_dir, candidate));
-    if (pathlib::is_absolute(candidate) && is_file(candidate)) return {candidate, std::nullopt, true, false};
+    bool is_libc = c.o.libc_dir && pathlib::is_file(pathlib::join(*c.o.libc_dir, candidate));
+    if (pathlib::is_absolute(candidate) && pathlib::is_file(candidate)) return {candidate, std::nullopt, true, false};
     if (is_libc && !keep_libc) return {candidate, std::nullopt, true, false};
     if (auto dir = c.index.find(pathlib::name(candidate), arch, info.identity.osabi)) {
       rpath.push_back(*dir);
@@ -270,10 +258,7 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
     for (auto& f : pathlib::glob(p, "*", o.recurse)) entries.push_back(std::move(f));
   std::vector<char> is_elf(entries.size());  // an open and a read per file (68,849 in a PyTorch venv): on all cores
   parallel_for(entries.size(), o.threads, [&](size_t i) {
-    const auto& [path, kind] = entries[i];
-    using Kind = pathlib::GlobMatch::Kind;
-    bool regular = kind == Kind::Regular || (kind == Kind::Unknown && !is_symlink(path) && is_file(path));
-    is_elf[i] = regular && has_elf_magic(path);
+    is_elf[i] = pathlib::is_regular_not_symlink(entries[i]) && has_elf_magic(entries[i].path);
   });
   std::vector<std::string> order;
   for (size_t i = 0; i < entries.size(); ++i)

@@ -1,7 +1,5 @@
 #include "auto_patchelf_index.hpp"
 
-#include <sys/stat.h>
-
 #include <climits>
 #include <cstdlib>
 
@@ -14,11 +12,6 @@
 namespace runpatch {
 
 namespace {
-
-bool is_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 // Path.resolve() of an existing file, kept only when it has the same name
 // (a libfoo.so -> libfoo.so.1 link records the link's directory).
@@ -45,8 +38,7 @@ std::vector<std::string> runpath_dirs(const ElfInfo& info) {
 
 // What the index needs of one "*.so*" entry, read on any thread.
 struct Candidate {
-  std::string path;
-  pathlib::GlobMatch::Kind kind;
+  pathlib::GlobMatch match;
   std::optional<ElfInfo> info;  // none: not a regular ELF file the reader accepts (the script passes over it)
   std::string dir;              // where the index records it
 };
@@ -61,25 +53,24 @@ void AutoPatchelfIndex::populate(const std::vector<std::string>& initial, bool r
     std::vector<Candidate> candidates;
     for (const auto& dir : round) {
       if (!visited_.insert(dir).second) continue;
-      for (auto& f : pathlib::glob(dir, "*.so*", recursive))
-        if (f.kind != pathlib::GlobMatch::Kind::Other) candidates.push_back({std::move(f.path), f.kind, {}, {}});
+      for (auto& f : pathlib::glob(dir, "*.so*", recursive)) candidates.push_back({std::move(f), {}, {}});
     }
     parallel_for(candidates.size(), threads_, [&](size_t i) {
       Candidate& c = candidates[i];
       // Path.is_file() follows a symlink (libfoo.so -> libfoo.so.1 is indexed).
-      if (c.kind != pathlib::GlobMatch::Kind::Regular && !is_file(c.path)) return;
-      if (auto info = read_elf_info(c.path)) c.info = std::move(*info);
-      if (c.info && !c.info->debug_only) c.dir = recorded_dir(c.path);
+      if (!pathlib::is_file(c.match)) return;
+      if (auto info = read_elf_info(c.match.path)) c.info = std::move(*info);
+      if (c.info && !c.info->debug_only) c.dir = recorded_dir(c.match.path);
     });
     std::vector<std::string> next;
     for (const auto& c : candidates) {
       if (!c.info) continue;
       if (c.info->debug_only) {
-        messages_.push_back("skipping " + c.path + " because it looks like a separate debug object");
+        messages_.push_back("skipping " + c.match.path + " because it looks like a separate debug object");
         continue;
       }
       for (auto& d : runpath_dirs(*c.info)) next.push_back(std::move(d));
-      std::string key = pathlib::name(c.path) + '\0' + pyelftools::machine_arch(c.info->identity.machine);
+      std::string key = pathlib::name(c.match.path) + '\0' + pyelftools::machine_arch(c.info->identity.machine);
       entries_[key].push_back({c.dir, c.info->identity.osabi});
     }
     round = std::move(next);

@@ -112,6 +112,25 @@ void walk(const std::string& dir, const std::string& pattern, bool recursive, st
 
 }  // namespace
 
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool is_symlink(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+bool is_file(const GlobMatch& match) {
+  return match.kind == GlobMatch::Kind::Regular || (match.kind != GlobMatch::Kind::Other && is_file(match.path));
+}
+
+bool is_regular_not_symlink(const GlobMatch& match) {
+  return match.kind == GlobMatch::Kind::Regular ||
+         (match.kind == GlobMatch::Kind::Unknown && !is_symlink(match.path) && is_file(match.path));
+}
+
 std::vector<GlobMatch> glob(const std::string& path, const std::string& pattern, bool recursive) {
   std::string p = normalize(path);
   std::vector<GlobMatch> out;

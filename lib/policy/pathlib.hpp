@@ -31,4 +31,11 @@ struct GlobMatch {
 };
 std::vector<GlobMatch> glob(const std::string& path, const std::string& pattern, bool recursive);
 
+bool is_file(const std::string& path);     // Path.is_file(): a regular file, through symlinks
+bool is_symlink(const std::string& path);  // Path.is_symlink()
+// The same for a match, from its entry's type where that answers.
+bool is_file(const GlobMatch& match);
+// is_file() and not is_symlink(): the files the script edits.
+bool is_regular_not_symlink(const GlobMatch& match);
+
 }  // namespace runpatch::pathlib

@@ -18,7 +18,6 @@ template <class E>
 struct DynamicTable {
   uint64_t offset = 0;                 // file offset of the first entry
   uint64_t vaddr = 0;                  // its address
-  bool from_section_header = false;    // no PT_DYNAMIC: the `.dynamic` section's header placed it
   std::span<const elf::Dyn<E>> slots;  // every entry PT_DYNAMIC holds
   size_t used = 0;                     // entries before the first DT_NULL
   uint64_t strtab_vaddr = 0;
@@ -78,7 +77,6 @@ Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view,
     table.offset = section->sh_offset;
     table.vaddr = section->sh_addr;
     size = section->sh_size;
-    table.from_section_header = true;
   }
   RUNPATCH_TRY(table.slots, view.template table_at<Dyn>(table.offset, size / sizeof(Dyn), "dynamic section"));
   table.used = table.slots.size();

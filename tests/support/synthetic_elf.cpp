@@ -149,6 +149,12 @@ SyntheticElf build(const SyntheticSpec& spec) {
 
 }  // namespace
 
+std::vector<ElfFlavour> every_elf_flavour() { return {{true, false}, {true, true}, {false, false}, {false, true}}; }
+
+std::string flavour_name(const ElfFlavour& flavour) {
+  return std::string(flavour.is64 ? "Elf64" : "Elf32") + (flavour.big ? "BE" : "LE");
+}
+
 SyntheticElf build_synthetic_elf(const SyntheticSpec& spec) {
   if (spec.is64) return spec.big_endian ? build<Elf64BE>(spec) : build<Elf64LE>(spec);
   return spec.big_endian ? build<Elf32BE>(spec) : build<Elf32LE>(spec);

@@ -10,6 +10,21 @@
 
 namespace runpatch::test {
 
+// One ELF class and byte order: the synthetic tests run on all four.
+struct ElfFlavour {
+  bool is64 = true;
+  bool big = false;
+};
+std::vector<ElfFlavour> every_elf_flavour();
+std::string flavour_name(const ElfFlavour& flavour);  // Elf64LE, Elf64BE, Elf32LE, Elf32BE
+// A test-name generator for INSTANTIATE_TEST_SUITE_P over every_elf_flavour().
+struct FlavourTestName {
+  template <class ParamInfo>
+  std::string operator()(const ParamInfo& info) const {
+    return flavour_name(info.param);
+  }
+};
+
 struct SyntheticSpec {
   bool is64 = true;
   bool big_endian = false;

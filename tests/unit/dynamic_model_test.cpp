@@ -62,11 +62,7 @@ Expected<DynamicModel> load_image(const std::vector<uint8_t>& bytes) {
   });
 }
 
-struct Target {
-  bool is64, big;
-};
-
-class DynamicModelLoad : public ::testing::TestWithParam<Target> {
+class DynamicModelLoad : public ::testing::TestWithParam<test::ElfFlavour> {
  protected:
   test::SyntheticSpec spec() const {
     test::SyntheticSpec s;
@@ -114,12 +110,8 @@ TEST_P(DynamicModelLoad, StringOffsetPastTheTableIsAnError) {
   EXPECT_EQ(model.error().file, "synthetic.so");
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTargets, DynamicModelLoad,
-                         ::testing::Values(Target{true, false}, Target{true, true}, Target{false, false},
-                                           Target{false, true}),
-                         [](const auto& p) {
-                           return std::string(p.param.is64 ? "Elf64" : "Elf32") + (p.param.big ? "BE" : "LE");
-                         });
+INSTANTIATE_TEST_SUITE_P(AllTargets, DynamicModelLoad, ::testing::ValuesIn(test::every_elf_flavour()),
+                         test::FlavourTestName());
 
 TEST(DynamicModel, AnyChangedSeesMarksTagsValuesAndCount) {
   const DynamicModel original = model_of({{DT_NEEDED, "liba.so"}, {DT_RUNPATH, "/x"}});

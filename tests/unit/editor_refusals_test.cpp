@@ -16,16 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Flavour {
-  bool is64, big;
-};
+using Flavour = test::ElfFlavour;
 
 // Writes value into the field at field_offset of program header `index`.
 struct PhdrField {
   int offset64, offset32, width64, width32;
 };
-constexpr PhdrField kType{0, 0, 4, 4}, kFilesz{32, 16, 8, 4}, kMemsz{40, 20, 8, 4},
-    kAlign{48, 28, 8, 4};
+constexpr PhdrField kType{0, 0, 4, 4}, kFilesz{32, 16, 8, 4}, kMemsz{40, 20, 8, 4}, kAlign{48, 28, 8, 4};
 
 struct Refusal {
   std::string name;
@@ -35,8 +32,8 @@ struct Refusal {
   std::string message;
 };
 
-void set_phdr(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t index, PhdrField field,
-              uint64_t value) {
+void set_phdr(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t index,
+              PhdrField field, uint64_t value) {
   uint64_t at = l.phoff + index * l.phentsize + uint64_t(f.is64 ? field.offset64 : field.offset32);
   test::poke(b, at, f.is64 ? field.width64 : field.width32, f.big, value);
 }
@@ -117,7 +114,8 @@ TEST_P(EditorRefusals, EachRefusalNamesTheFileAndLeavesItUntouched) {
     refusal.shape(spec);
     auto built = test::build_synthetic_elf(spec);
     refusal.corrupt(built.bytes, built.layout, f);
-    fs::path dir = test::scratch_dir("editor_refusals/" + refusal.name + std::to_string(f.is64) + std::to_string(f.big));
+    fs::path dir =
+        test::scratch_dir("editor_refusals/" + refusal.name + std::to_string(f.is64) + std::to_string(f.big));
     fs::path file = dir / "lib.so";
     test::write_file(file, built.bytes);
     EditRequest request;
@@ -137,12 +135,8 @@ TEST_P(EditorRefusals, EachRefusalNamesTheFileAndLeavesItUntouched) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTargets, EditorRefusals,
-                         ::testing::Values(Flavour{true, false}, Flavour{true, true}, Flavour{false, false},
-                                           Flavour{false, true}),
-                         [](const auto& info) {
-                           return std::string(info.param.is64 ? "Elf64" : "Elf32") + (info.param.big ? "BE" : "LE");
-                         });
+INSTANTIATE_TEST_SUITE_P(AllTargets, EditorRefusals, ::testing::ValuesIn(test::every_elf_flavour()),
+                         test::FlavourTestName());
 
 }  // namespace
 }  // namespace runpatch

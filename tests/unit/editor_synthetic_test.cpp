@@ -13,11 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Target {
-  bool is64, big;
-};
-
-class EditorAllTargets : public ::testing::TestWithParam<Target> {
+class EditorAllTargets : public ::testing::TestWithParam<test::ElfFlavour> {
  protected:
   fs::path make(const std::string& name, test::SyntheticSpec spec) {
     spec.is64 = GetParam().is64;
@@ -116,12 +112,8 @@ TEST_P(EditorAllTargets, EditsFileWithoutSectionHeaders) {
   EXPECT_EQ(info->shnum, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, EditorAllTargets,
-                         ::testing::Values(Target{true, false}, Target{true, true}, Target{false, false},
-                                           Target{false, true}),
-                         [](const auto& p) {
-                           return std::string(p.param.is64 ? "Elf64" : "Elf32") + (p.param.big ? "BE" : "LE");
-                         });
+INSTANTIATE_TEST_SUITE_P(Targets, EditorAllTargets, ::testing::ValuesIn(test::every_elf_flavour()),
+                         test::FlavourTestName());
 
 }  // namespace
 }  // namespace runpatch

@@ -9,19 +9,17 @@ namespace runpatch {
 namespace {
 
 using test::build_synthetic_elf;
+using test::ElfFlavour;
+using test::every_elf_flavour;
+using test::FlavourTestName;
 using test::SyntheticSpec;
 
-struct TargetParam {
-  bool is64;
-  bool big_endian;
-};
-
-class ReaderAllTargets : public ::testing::TestWithParam<TargetParam> {
+class ReaderAllTargets : public ::testing::TestWithParam<ElfFlavour> {
  protected:
   SyntheticSpec spec() const {
     SyntheticSpec s;
     s.is64 = GetParam().is64;
-    s.big_endian = GetParam().big_endian;
+    s.big_endian = GetParam().big;
     return s;
   }
   static ElfInfo read_ok(const std::vector<uint8_t>& bytes) {
@@ -43,7 +41,7 @@ TEST_P(ReaderAllTargets, ReadsDynamicFacts) {
   s.spare_dynamic_slots = 3;
   ElfInfo info = read_ok(build_synthetic_elf(s).bytes);
   EXPECT_EQ(info.identity.elf_class, GetParam().is64 ? ElfClass::Elf64 : ElfClass::Elf32);
-  EXPECT_EQ(info.identity.byte_order, GetParam().big_endian ? ByteOrder::Big : ByteOrder::Little);
+  EXPECT_EQ(info.identity.byte_order, GetParam().big ? ByteOrder::Big : ByteOrder::Little);
   EXPECT_EQ(info.identity.machine, elf::EM_AARCH64);
   EXPECT_EQ(info.identity.osabi, 3);
   EXPECT_EQ(info.needed, (std::vector<std::string>{"libfoo.so.1", "libbar.so"}));
@@ -90,13 +88,7 @@ TEST_P(ReaderAllTargets, EmptyRunpathIsDistinctFromNone) {
   EXPECT_EQ(*info.runpath, "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, ReaderAllTargets,
-                         ::testing::Values(TargetParam{true, false}, TargetParam{true, true}, TargetParam{false, false},
-                                           TargetParam{false, true}),
-                         [](const auto& param_info) {
-                           return std::string(param_info.param.is64 ? "Elf64" : "Elf32") +
-                                  (param_info.param.big_endian ? "BE" : "LE");
-                         });
+INSTANTIATE_TEST_SUITE_P(Targets, ReaderAllTargets, ::testing::ValuesIn(every_elf_flavour()), FlavourTestName());
 
 TEST(Reader, LegacyPieWithoutFlagIsRecognisedByInterpreter) {
   SyntheticSpec s;
