@@ -4,3 +4,4 @@
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/header_edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/editing/commit_group.hpp"

@@ -15,6 +15,7 @@
 #include "editing/staged_commit.hpp"
 #include "reading/file_checks.hpp"
 #include "reading/elf_dispatch.hpp"
+#include "runpatch/editing/commit_group.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/reading/mapped_file.hpp"
 #include "runpatch/resolving/resolution_cache.hpp"
@@ -145,6 +146,13 @@ void warn_of_rpath_conversion(const std::string& name, const EditRequest& reques
   outcome.warnings.insert(outcome.warnings.end(), warnings.begin(), warnings.end());
 }
 
+// Alone, each step followed by its sync (when durable); in a group, the rest
+// waits for the group's commit.
+Status commit(PendingCommit pending, const EditOptions& options) {
+  if (options.group) return options.group->add(std::move(pending));
+  return run_alone(pending, syncs(options.durability));
+}
+
 Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& request,
                                          const EditOptions& options) {
   // The lock is held on this descriptor until the edit is done, whichever way it is written.
@@ -154,7 +162,11 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
     locked = UniqueFd(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
     if (locked.get() < 0) return make_error(name, errno_text("cannot open"));
   } else {
-    RUNPATCH_TRY(locked, open_for_edit(name, writable));
+    // A lock held by an edit of our own group (the same file under a second
+    // name) would never be released while we wait: the group commits first.
+    std::function<void()> before_waiting;
+    if (options.group) before_waiting = [&] { options.group->commit_before_waiting(); };
+    RUNPATCH_TRY(locked, open_for_edit(name, writable, before_waiting));
   }
   struct stat st {};
   if (::fstat(locked.get(), &st) != 0) return make_error(name, errno_text("cannot stat"));
@@ -171,10 +183,10 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
     UniqueFd into(writable ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
     if (into.get() >= 0) {
       RUNPATCH_CHECK(stage_for_file(into.get(), name, p, request));
-      PrivilegesKept kept = PrivilegesKept::read(into.get());
-      RUNPATCH_CHECK(apply_plan(into.get(), name, p.plan, p.outcome.old_size, syncs(options.durability),
-                                options.stop_after_writes));
-      RUNPATCH_CHECK(kept.restore(into.get(), name));
+      PendingCommit pending =
+          commit_into_file(std::move(into), name, std::move(p.plan), p.outcome.old_size, options.stop_after_writes);
+      pending.lock = std::move(locked);  // when the file was opened for writing apart from its lock
+      RUNPATCH_CHECK(commit(std::move(pending), options));
       if (p.outcome.written_as == WrittenAs::NotWritten) p.outcome.written_as = WrittenAs::IntoFile;
       return std::move(p.outcome);
     }
@@ -188,7 +200,9 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
       warn_of_rpath_conversion(name, request, p.outcome);  // a new outcome: its warnings again
     }
   }
-  RUNPATCH_CHECK(replace_by_copy(name, name, p.plan, DestLock::Held, syncs(options.durability)));
+  RUNPATCH_TRY(PendingCommit pending, commit_by_copy(name, name, std::move(p.plan), DestLock::Held));
+  pending.lock = std::move(locked);
+  RUNPATCH_CHECK(commit(std::move(pending), options));
   p.outcome.written_as = WrittenAs::Copy;
   return std::move(p.outcome);
 }
@@ -249,7 +263,8 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
   RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, to_output));
   warn_of_rpath_conversion(name, request, p.outcome);
   if (!options.dry_run) {
-    RUNPATCH_CHECK(replace_by_copy(name, dest, p.plan, DestLock::NotHeld, syncs(options.durability)));
+    RUNPATCH_TRY(PendingCommit pending, commit_by_copy(name, dest, std::move(p.plan), DestLock::NotHeld));
+    RUNPATCH_CHECK(commit(std::move(pending), options));
     p.outcome.written_as = WrittenAs::Output;
   }
   return std::move(p.outcome);

@@ -17,11 +17,6 @@ namespace {
 
 bool truncate_to(int fd, uint64_t size) { return ::ftruncate(fd, static_cast<off_t>(size)) == 0; }
 
-Status sync(int fd, const std::string& path) {
-  if (::fdatasync(fd) != 0) return make_error(path, errno_text("cannot sync"));
-  return {};
-}
-
 }  // namespace
 
 Status write_bytes(int fd, const std::string& path, uint64_t offset, std::span<const uint8_t> bytes,
@@ -34,18 +29,6 @@ Status write_bytes(int fd, const std::string& path, uint64_t offset, std::span<c
     done += static_cast<size_t>(n);
   }
   return {};
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 namespace {
@@ -75,14 +58,28 @@ Status PrivilegesKept::restore(int fd, const std::string& path) const {
   return {};
 }
 
-Expected<UniqueFd> open_for_edit(const std::string& path, bool writable) {
+namespace {
+
+Status lock_exclusively(int fd, const std::string& path, const std::function<void()>& before_waiting) {
+  for (int pause_ms = 1;;) {
+    if (::flock(fd, before_waiting ? LOCK_EX | LOCK_NB : LOCK_EX) == 0) return {};
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK || !before_waiting) return make_error(path, errno_text("cannot lock"));
+    before_waiting();
+    ::usleep(useconds_t(pause_ms) * 1000);
+    pause_ms = std::min(pause_ms * 2, 50);
+  }
+}
+
+}  // namespace
+
+Expected<UniqueFd> open_for_edit(const std::string& path, bool writable, const std::function<void()>& before_waiting) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     UniqueFd fd(::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | kOpenWithoutWaiting));
     if (fd.get() < 0) return make_error(path, errno_text(writable ? "cannot open for writing" : "cannot open"));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
-    while (::flock(fd.get(), LOCK_EX) != 0)
-      if (errno != EINTR) return make_error(path, errno_text("cannot lock"));
+    RUNPATCH_CHECK(lock_exclusively(fd.get(), path, before_waiting));
     // The previous lock holder may have renamed an edited copy over the name:
     // then our lock is on the old inode, and edits must go to the new one.
     struct stat now {};
@@ -93,59 +90,90 @@ Expected<UniqueFd> open_for_edit(const std::string& path, bool writable) {
 
 namespace {
 
-// Writes the plan's writes of one phase; false once the test budget is spent.
-Expected<bool> write_phase(int fd, const std::string& path, const EditPlan& plan, WritePhase phase, size_t& budget) {
-  for (const auto& w : plan.writes) {
-    if (w.phase != phase) continue;
-    if (budget-- == 0) return false;
-    RUNPATCH_CHECK(write_bytes(fd, path, w.offset, w.bytes, w.what));
+// What the steps of an edit written into the file share.
+struct IntoFileState {
+  UniqueFd fd;
+  std::string path;
+  EditPlan plan;
+  uint64_t old_size = 0;
+  size_t budget = 0;  // writes left before a simulated crash
+  bool stopped = false;
+  PrivilegesKept kept;
+};
+
+// Writes the plan's writes of one phase; stops (as if killed) once the test budget is spent.
+Status write_phase(IntoFileState& s, WritePhase phase) {
+  for (auto& w : s.plan.writes) {
+    if (w.phase != phase || s.stopped) continue;
+    if (s.budget == 0) {
+      s.stopped = true;
+      return {};
+    }
+    --s.budget;
+    RUNPATCH_CHECK(write_bytes(s.fd.get(), s.path, w.offset, w.bytes, w.what));
   }
-  return true;
+  return {};
+}
+
+// Prepared bytes (appended, or unused strings) are referenced by nothing yet:
+// after a failed write, cutting them off leaves the file as it was.
+Status prepare(IntoFileState& s) {
+  auto status = write_phase(s, WritePhase::Prepare);
+  std::erase_if(s.plan.writes, [](const PlannedWrite& w) { return w.phase == WritePhase::Prepare; });
+  if (status || truncate_to(s.fd.get(), s.old_size)) return status;
+  // The file still reads as before (nothing points past its old end), but it kept the bytes: say so.
+  Error error = status.error();
+  error.what += errno_text("; the bytes written past the old end could not be cut off");
+  return error;
 }
 
 bool has_phase(const EditPlan& plan, WritePhase phase) {
   return std::any_of(plan.writes.begin(), plan.writes.end(), [&](const PlannedWrite& w) { return w.phase == phase; });
 }
 
+uint64_t written_end(const EditPlan& plan, uint64_t old_size) {
+  uint64_t end = old_size;
+  for (const auto& w : plan.writes) end = std::max<uint64_t>(end, w.offset + w.bytes.size());
+  return end;
+}
+
+// Past the new end: an interrupted edit's tail, or a staged commit's interim
+// table, which the state before the last step may still reference.
+Status cut_to_new_size(IntoFileState& s) {
+  if (s.stopped) return {};
+  if (!truncate_to(s.fd.get(), s.plan.new_size))
+    return make_error(s.path, errno_text("cannot cut off bytes past the edited file's end"));
+  return {};
+}
+
 }  // namespace
 
-Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size, bool durable,
-                  std::optional<size_t> stop_after_writes) {
-  // Without syncs the phases still reach the page cache in this order, which a killed process cannot undo.
-  auto barrier = [&]() -> Status { return durable ? sync(fd, path) : Status{}; };
-  size_t budget = stop_after_writes.value_or(plan.writes.size());
-  uint64_t written_end = old_size;
-  for (const auto& w : plan.writes) written_end = std::max<uint64_t>(written_end, w.offset + w.bytes.size());
-  bool prepared = false;
-  for (const auto& w : plan.writes) {
-    if (w.phase != WritePhase::Prepare) continue;
-    if (budget-- == 0) return {};
-    if (auto status = write_bytes(fd, path, w.offset, w.bytes, w.what); !status) {
-      // Nothing references prepared bytes yet: cut them off and the file is as it was.
-      if (truncate_to(fd, old_size)) return status;
-      // The file still reads as before (nothing points past its old end), but it kept the bytes: say so.
-      Error error = status.error();
-      error.what += errno_text("; the bytes written past the old end could not be cut off");
-      return error;
-    }
-    prepared = true;
-  }
-  // Prepared bytes (appended, or unused strings) must be durable before anything points at them.
-  if (prepared) RUNPATCH_CHECK(barrier());
-  // A staged commit: the interim header must be durable before the front is rewritten,
-  // and the front before the header switches back to it.
-  bool staged = has_phase(plan, WritePhase::Switch);
-  for (auto phase : {WritePhase::Commit, WritePhase::Cleanup, WritePhase::Switch}) {
-    if (staged && phase == WritePhase::Switch) RUNPATCH_CHECK(barrier());
-    RUNPATCH_TRY(bool going, write_phase(fd, path, plan, phase, budget));
-    if (!going) return {};
-    if (staged && phase == WritePhase::Commit) RUNPATCH_CHECK(barrier());
-  }
-  // Past the new end: an interrupted edit's tail, or a staged commit's interim
-  // table. Nothing references it any more.
-  if (plan.new_size < written_end && !truncate_to(fd, plan.new_size))
-    return make_error(path, errno_text("cannot cut off bytes past the edited file's end"));
-  return barrier();
+PendingCommit commit_into_file(UniqueFd fd, const std::string& path, EditPlan plan, uint64_t old_size,
+                               std::optional<size_t> stop_after_writes) {
+  auto s = std::make_shared<IntoFileState>();
+  s->kept = PrivilegesKept::read(fd.get());
+  s->fd = std::move(fd);
+  s->path = path;
+  s->budget = stop_after_writes.value_or(plan.writes.size());
+  s->old_size = old_size;
+  s->plan = std::move(plan);
+  PendingCommit pending{path, {}, s};
+  auto add = [&](std::function<Status()> run) {
+    pending.steps.push_back({std::move(run), s->fd.get(), CommitStep::Sync::Data});
+  };
+  if (has_phase(s->plan, WritePhase::Prepare)) add([s] { return prepare(*s); });
+  // Commit, cleanup and a staged commit's switch: each durable before the
+  // next, so that no power cut keeps a later one without an earlier.
+  for (auto phase : {WritePhase::Commit, WritePhase::Cleanup, WritePhase::Switch})
+    if (has_phase(s->plan, phase)) add([s, phase] { return write_phase(*s, phase); });
+  if (s->plan.new_size < written_end(s->plan, old_size)) add([s] { return cut_to_new_size(*s); });
+  // After the last write: the kernel drops file capabilities and set-ID bits on every write.
+  std::function<Status()> last = std::move(pending.steps.back().run);
+  pending.steps.back().run = [s, last]() -> Status {
+    RUNPATCH_CHECK(last());
+    return s->kept.restore(s->fd.get(), s->path);
+  };
+  return pending;
 }
 
 }  // namespace runpatch

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -10,35 +11,21 @@
 
 #include <sys/types.h>
 
+#include "editing/commit_steps.hpp"
+#include "editing/unique_fd.hpp"
 #include "editing/planned_write.hpp"
 #include "runpatch/reading/expected.hpp"
 
 namespace runpatch {
 
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd = -1) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
-
 // Opens path (read-write, or read-only when only the lock and a copy are
 // needed) and takes an exclusive advisory lock: two runpatch processes
 // editing one file serialize instead of interleaving. Retries while another
 // process replaced the file under the name, so the lock is on what path names.
-Expected<UniqueFd> open_for_edit(const std::string& path, bool writable = true);
+// before_waiting, when given, runs before each wait for a lock another
+// descriptor holds, and the lock is then polled (it may be the caller's own).
+Expected<UniqueFd> open_for_edit(const std::string& path, bool writable = true,
+                                 const std::function<void()>& before_waiting = {});
 
 // pwrite until every byte is written; an error names path, what and the offset.
 Status write_bytes(int fd, const std::string& path, uint64_t offset, std::span<const uint8_t> bytes,
@@ -57,10 +44,14 @@ class PrivilegesKept {
   std::optional<std::vector<char>> capability_;
 };
 
-// Prepare writes, sync, the commit, sync, cleanup, sync. A failed prepare
-// truncates the file back to old_size, so it is byte-identical to before.
-// stop_after_writes simulates a crash (for tests): nothing after that many writes happens.
-Status apply_plan(int fd, const std::string& path, const EditPlan& plan, uint64_t old_size, bool durable,
-                  std::optional<size_t> stop_after_writes = std::nullopt);
+// The plan written into fd, as commit steps that own fd (and the lock on it):
+// prepare (bytes nothing references yet), commit, cleanup, a staged commit's
+// switch, cutting the file to its new size — each durable before the next
+// (commit_steps.hpp). A failed prepare truncates the file back to old_size,
+// so it is byte-identical to before. The set-ID bits and file capabilities
+// the writes clear are restored after the last. stop_after_writes simulates a
+// crash (for tests): nothing after that many writes happens.
+PendingCommit commit_into_file(UniqueFd fd, const std::string& path, EditPlan plan, uint64_t old_size,
+                               std::optional<size_t> stop_after_writes = std::nullopt);
 
 }  // namespace runpatch

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -82,19 +83,12 @@ class TemporaryCopy {
 
   int fd() const { return fd_.get(); }
 
-  // Syncs the copy, names it beside dest and renames it over dest; syncs the
-  // directory. Not durable: the same order without the syncs (a killed process
-  // still leaves the old or the new file; a power cut may not).
-  Status commit(bool durable) {
-    if (durable && ::fsync(fd_.get()) != 0) return make_error(dest_, errno_text("cannot sync the edited copy"));
+  // Names the copy beside dest and renames it over dest.
+  Status rename_over_dest() {
     if (named_.empty()) RUNPATCH_CHECK(link_unnamed());
     if (::rename(named_.c_str(), dest_.c_str()) != 0)
       return make_error(dest_, errno_text("cannot rename the edited copy into place"));
     named_.clear();
-    if (!durable) return {};
-    // The rename itself is durable only once the directory is synced.
-    UniqueFd dir(::open(directory_of(dest_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.get() >= 0) ::fsync(dir.get());
     return {};
   }
 
@@ -240,36 +234,79 @@ Status check_may_write(const std::string& path) {
   return make_error(path, errno_text("cannot open for writing"));
 }
 
-Status replace_by_copy(const std::string& source, const std::string& dest_name, const EditPlan& plan, DestLock lock,
-                       bool durable) {
+namespace {
+
+// What the steps of a replacement share.
+struct ReplacementState {
+  std::string source, dest;
+  UniqueFd in;
+  off_t size = 0;
+  EditPlan plan;
+  std::optional<struct stat> replaced;  // the file the copy replaces, if any
+  mode_t source_mode = 0;
+  std::optional<TemporaryCopy> copy;
+  UniqueFd directory;
+};
+
+Status build_copy(ReplacementState& s) {
+  int out = s.copy->fd();
+  RUNPATCH_CHECK(copy_contents(s.in.get(), out, s.size, s.source, s.dest));
+  s.in = UniqueFd();
+  for (const auto& w : s.plan.writes) RUNPATCH_CHECK(write_bytes(out, s.dest, w.offset, w.bytes, w.what));
+  // The new segment was written over an earlier one (or an interrupted tail) and ends before the old end.
+  if (s.plan.reclaimed_from && ::ftruncate(out, static_cast<off_t>(s.plan.new_size)) != 0)
+    return make_error(s.dest, errno_text("cannot cut the edited copy to its size"));
+  s.plan = EditPlan();
+  // After the last write: the kernel drops file capabilities and set-ID bits on every write.
+  if (s.replaced) return keep_attributes(out, s.dest, *s.replaced);
+  if (::fchmod(out, s.source_mode & 07777) != 0) return make_error(s.dest, errno_text("cannot set the mode"));
+  return {};
+}
+
+// Steps: build the copy (durable as a whole inode), then rename it over dest
+// (durable once the directory is).
+PendingCommit replacement_steps(std::shared_ptr<ReplacementState> s) {
+  PendingCommit pending{s->dest, {}, s};
+  pending.steps.push_back({[s] { return build_copy(*s); }, s->copy->fd(), CommitStep::Sync::Everything});
+  pending.steps.push_back(
+      {[s] { return s->copy->rename_over_dest(); }, s->directory.get(), CommitStep::Sync::Directory});
+  return pending;
+}
+
+}  // namespace
+
+Expected<PendingCommit> commit_by_copy(const std::string& source, const std::string& dest_name, EditPlan plan,
+                                       DestLock lock) {
   // patchelf writes through a symlink: its target is replaced, not the link.
   std::error_code ec;
-  std::string dest = dest_name;
+  auto s = std::make_shared<ReplacementState>();
+  s->source = source;
+  s->dest = dest_name;
   if (std::filesystem::is_symlink(dest_name, ec)) {
     auto target = std::filesystem::canonical(dest_name, ec);
-    if (!ec) dest = target.string();
+    if (!ec) s->dest = target.string();
   }
-  UniqueFd in(::open(source.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
-  if (in.get() < 0) return make_error(source, errno_text("cannot open"));
+  s->in = UniqueFd(::open(source.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
+  if (s->in.get() < 0) return make_error(source, errno_text("cannot open"));
   struct stat src {};
-  if (::fstat(in.get(), &src) != 0) return make_error(source, errno_text("cannot stat"));
+  if (::fstat(s->in.get(), &src) != 0) return make_error(source, errno_text("cannot stat"));
+  s->size = src.st_size;
+  s->source_mode = src.st_mode;
+  s->plan = std::move(plan);
   struct stat old {};
-  bool replacing = ::stat(dest.c_str(), &old) == 0;
-  if (replacing && !S_ISREG(old.st_mode)) return write_through(in.get(), src.st_size, source, dest, plan);
-  if (replacing) RUNPATCH_CHECK(check_may_write(dest));
-  RUNPATCH_TRY(TemporaryCopy copy, TemporaryCopy::create(dest, lock));
-  RUNPATCH_CHECK(copy_contents(in.get(), copy.fd(), src.st_size, source, dest));
-  for (const auto& w : plan.writes) RUNPATCH_CHECK(write_bytes(copy.fd(), dest, w.offset, w.bytes, w.what));
-  // The new segment was written over an earlier one (or an interrupted tail) and ends before the old end.
-  if (plan.reclaimed_from && ::ftruncate(copy.fd(), static_cast<off_t>(plan.new_size)) != 0)
-    return make_error(dest, errno_text("cannot cut the edited copy to its size"));
-  // After the last write: the kernel drops file capabilities and set-ID bits on every write.
-  if (replacing) {
-    RUNPATCH_CHECK(keep_attributes(copy.fd(), dest, old));
-  } else if (::fchmod(copy.fd(), src.st_mode & 07777) != 0) {
-    return make_error(dest, errno_text("cannot set the mode"));
+  if (::stat(s->dest.c_str(), &old) == 0) {
+    if (!S_ISREG(old.st_mode)) {
+      PendingCommit through{s->dest, {}, s};
+      through.steps.push_back({[s] { return write_through(s->in.get(), s->size, s->source, s->dest, s->plan); }});
+      return through;
+    }
+    RUNPATCH_CHECK(check_may_write(s->dest));
+    s->replaced = old;
   }
-  return copy.commit(durable);
+  RUNPATCH_TRY(TemporaryCopy copy, TemporaryCopy::create(s->dest, lock));
+  s->copy.emplace(std::move(copy));
+  s->directory = UniqueFd(::open(directory_of(s->dest).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  return replacement_steps(s);
 }
 
 }  // namespace runpatch

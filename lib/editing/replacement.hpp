@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "editing/commit_steps.hpp"
 #include "editing/planned_write.hpp"
 #include "runpatch/reading/expected.hpp"
 
@@ -30,12 +31,13 @@ enum class DestLock {
   NotHeld,  // --output: other writers may be at work; names are random
 };
 
-// Writes the plan onto a copy of source and renames it over dest. An existing
-// dest keeps its owner, group, mode and extended attributes (the caller may
-// write it: check_may_write; an owner that cannot be kept is an error); a new
-// one gets source's mode. A dest that is not a regular file (/dev/null, a
-// FIFO) is written through, as patchelf does.
-Status replace_by_copy(const std::string& source, const std::string& dest, const EditPlan& plan, DestLock lock,
-                       bool durable);
+// The plan written onto a copy of source, renamed over dest, as commit steps
+// (commit_steps.hpp): build the copy, rename it. An existing dest keeps its
+// owner, group, mode and extended attributes (the caller may write it:
+// check_may_write; an owner that cannot be kept is an error); a new one gets
+// source's mode. A dest that is not a regular file (/dev/null, a FIFO) is
+// written through, as patchelf does.
+Expected<PendingCommit> commit_by_copy(const std::string& source, const std::string& dest, EditPlan plan,
+                                       DestLock lock);
 
 }  // namespace runpatch

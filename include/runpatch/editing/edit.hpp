@@ -16,6 +16,8 @@
 
 namespace runpatch {
 
+class CommitGroup;
+
 struct RunpathChange {
   enum class Kind { Keep, Set, Remove };
   Kind kind = Kind::Keep;
@@ -117,6 +119,9 @@ struct EditOptions {
   // set: a build that fails is discarded, and Nix does not sync its outputs
   // either), syncs elsewhere; --sync / --no-sync decide.
   Durability durability = Durability::Auto;
+  // Commit as part of this group (commit_group.hpp): the edit's first step is
+  // written now, the rest when the group commits, whose errors it reports.
+  CommitGroup* group = nullptr;
   // Where the dynamic table is read: patchelf's front end also edits a file
   // without PT_DYNAMIC through its `.dynamic` section (reading/elf_info.hpp).
   DynamicSource dynamic_source = DynamicSource::Segment;

@@ -1,0 +1,62 @@
+// Edits of many files committed together: a run over a tree waits for the
+// disk a constant number of times instead of several times per file
+// (docs/editing.md §4, "Group commit").
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/reading/expected.hpp"
+
+namespace runpatch {
+
+struct PendingCommit;  // lib/editing/commit_steps.hpp
+
+// Each edit given EditOptions::group writes its first step (an appended
+// tail, or a whole edited copy) as it is made and leaves the rest pending;
+// commit() then runs step 1 of every pending edit, one barrier, step 2, one
+// barrier, and so on. Every file goes through the same states as when edited
+// alone, in the same order, so a crash (a kill, a power cut) at any moment
+// leaves each file old or new. Thread-safe: edits may join from many threads.
+// Without syncs (Durability, a Nix build) there are no barriers to share:
+// each edit is committed at once.
+class CommitGroup {
+ public:
+  // What one barrier does.
+  enum class Barrier {
+    FileSystem,  // syncfs once per file system the pending files are on
+    EachFile,    // fdatasync (fsync) of every pending file, in parallel
+  };
+
+  explicit CommitGroup(Durability durability, Barrier barrier = Barrier::FileSystem);
+  ~CommitGroup();  // commits what is still pending (its failures unreported: call commit())
+  CommitGroup(const CommitGroup&) = delete;
+  CommitGroup& operator=(const CommitGroup&) = delete;
+
+  // Commits every pending edit. Returns the edits that failed, since the last
+  // call, each error naming its file (which is then old, or new without
+  // the later cleanup: docs/editing.md §4).
+  std::vector<Error> commit();
+
+  // How many barriers the group has run (for benches and tests).
+  size_t barriers() const;
+
+  // For the editor (lib/editing): runs the pending edit's first step now and
+  // keeps the rest; commits the group first when it holds as many files as
+  // the descriptor limit allows. An error of the first step is returned.
+  Status add(PendingCommit pending);
+  // For the editor: a lock it must wait for may be one of ours; commits them.
+  void commit_before_waiting();
+
+  // Testing only: run this many steps of the group in all, then stop as if killed.
+  void stop_after_steps_for_testing(size_t steps);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace runpatch
