@@ -1,10 +1,31 @@
+#include <algorithm>
 #include <atomic>
 
 #include "runpatch/policy/policy.hpp"
+#include "runpatch/editing/commit_group.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {
+
+namespace {
+
+// A file whose edit failed at the group's commit is old (or new without its
+// cleanup): reported as failed, as if its edit had.
+void record_commit_failures(std::vector<Error> failures, PolicyRun& run) {
+  for (auto& failure : failures) {
+    auto it = std::find_if(run.files.begin(), run.files.end(),
+                           [&](const PolicyFileOutcome& f) { return f.path == failure.file; });
+    if (it == run.files.end()) {
+      run.problems.push_back(std::move(failure));
+      continue;
+    }
+    it->status = PolicyFileOutcome::Status::Failed;
+    it->error = failure.message();
+  }
+}
+
+}  // namespace
 
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
                                 const ApplyOptions& apply) {
@@ -19,6 +40,9 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
   options.in_place = apply.in_place;
   options.atomic_copy = apply.atomic_copy;
   options.durability = apply.durability;
+  // One barrier per commit step for the whole tree, not per file.
+  CommitGroup group(apply.durability);
+  if (!apply.dry_run) options.group = &group;
   auto apply_one = [&](size_t i) {
     auto& out = run.files[i];
     const auto& path = listing.elf_files[i];
@@ -50,6 +74,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
     apply_one(i);
     if (apply.progress) apply.progress(done.fetch_add(1) + 1, listing.elf_files.size());
   });
+  record_commit_failures(group.commit(), run);
   for (const auto& f : run.files) {
     switch (f.status) {
       case PolicyFileOutcome::Status::Edited: ++run.edited; break;

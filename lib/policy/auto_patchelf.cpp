@@ -11,6 +11,7 @@
 #include "auto_patchelf_index.hpp"
 #include "pathlib.hpp"
 #include "pyelftools_names.hpp"
+#include "runpatch/editing/commit_group.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/reading/elf_types.hpp"
 #include "runpatch/editing/header_edit.hpp"
@@ -81,6 +82,7 @@ struct Context {
   const AutoPatchelfOptions& o;
   const AutoPatchelfIndex& index;
   std::optional<Target> target;
+  CommitGroup* group = nullptr;  // the run's edits, committed together
 };
 
 std::optional<std::string> skip_reason(const ElfInfo& info, const std::string& path, const Context& c) {
@@ -137,7 +139,8 @@ bool has_layers(const RunpathPolicy& p) { return p.driver || !p.compat_dirs.empt
 // The script's patchelf runs, one after the other as it makes them: each
 // reads the file the run before wrote. A failed run ends the file's edits
 // (the script stops there too, with the earlier run's edit in place).
-void run_as_script(const std::string& path, const AutoPatchelfOptions& o, AutoPatchedFile& out) {
+void run_as_script(const std::string& path, const Context& c, AutoPatchedFile& out) {
+  const AutoPatchelfOptions& o = c.o;
   if (o.dry_run) return;
   auto run = [&](std::string option, std::string value) -> std::optional<PatchelfRunOutput> {
     std::vector<std::string> words{std::move(option), std::move(value), path};
@@ -157,6 +160,7 @@ void run_as_script(const std::string& path, const AutoPatchelfOptions& o, AutoPa
   cache.resolution_cache = o.extra.resolution_cache;
   EditOptions options;
   options.in_place = o.in_place;
+  options.group = c.group;
   auto edited = edit_elf_file(path, cache, options);
   if (!edited) out.error = edited.error();
 }
@@ -212,7 +216,7 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   if (info->debug_only) return;
 
   if (o.run_patchelf && !o.patchelf_flags.empty()) {
-    run_as_script(path, o, out);
+    run_as_script(path, c, out);
     return;
   }
   // Without flags the script's runs amount to one request: one write.
@@ -223,12 +227,24 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   EditOptions options;
   options.dry_run = o.dry_run;
   options.in_place = o.in_place;
+  options.group = c.group;
   auto edited = edit_elf_file(path, request, options);
   if (!edited) {
     out.error = edited.error();
     return;
   }
   out.warnings.insert(out.warnings.end(), edited->warnings.begin(), edited->warnings.end());
+}
+
+// Which file a commit failure belongs to: the group names the path that was
+// edited, a regular file of the list (the same name, or the same inode).
+size_t index_of_failed(const Error& failure, const std::map<std::string, size_t>& first,
+                       const std::vector<std::string>& unique) {
+  if (auto it = first.find(failure.file); it != first.end()) return it->second;
+  std::error_code ec;
+  for (size_t i = 0; i < unique.size(); ++i)
+    if (std::filesystem::equivalent(unique[i], failure.file, ec)) return i;
+  return 0;  // unreachable: every edit of the group was one of the list's
 }
 
 }  // namespace
@@ -269,7 +285,10 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
     if (first.emplace(f, unique.size()).second) unique.push_back(f);
 
   std::vector<AutoPatchedFile> patched(unique.size());
+  CommitGroup group(Durability::Auto);
+  if (!o.dry_run) context.group = &group;
   parallel_for(unique.size(), o.threads, [&](size_t i) { patch_file(unique[i], context, patched[i]); });
+  for (auto& failure : group.commit()) patched[index_of_failed(failure, first, unique)].error = std::move(failure);
   for (const auto& f : order) result.files.push_back(patched[first[f]]);
 
   for (const auto& f : result.files)

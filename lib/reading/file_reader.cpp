@@ -81,8 +81,14 @@ const uint8_t* FileReader::at(uint64_t offset, uint64_t length) const {
     if (into <= w.length && length <= w.length - into) return w.bytes.get() + into;
   }
   bool walking = windows_.size() >= kWindowsBeforeWalking;
-  // Walking windows lie on a grid, so the windows of a walk do not overlap.
+  // Walking windows lie on a grid, so the windows of a walk do not overlap;
+  // the cell's window may lie behind more small ones than were looked at.
   uint64_t start = offset / (walking ? kWalkingMinimum : kAlign) * (walking ? kWalkingMinimum : kAlign);
+  if (walking)
+    for (auto [cell, last] = windows_.equal_range(start); cell != last; ++cell) {
+      const Window& w = cell->second;
+      if (offset - start + length <= w.length) return w.bytes.get() + (offset - start);
+    }
   uint64_t end = std::min(size_, std::max(offset + length, start + (walking ? kWalkingMinimum : kMinimum)));
   Window w{end - start, std::make_unique_for_overwrite<uint8_t[]>(end - start)};
   if (!read_into(w.bytes.get(), start, w.length)) return nullptr;

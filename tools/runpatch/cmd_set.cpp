@@ -7,6 +7,7 @@
 #include "../common/patchelf_args.hpp"
 #include "command.hpp"
 #include "console.hpp"
+#include "runpatch/editing/commit_group.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/header_edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
@@ -108,6 +109,43 @@ struct SetOptions {
   }
 };
 
+// Whether the group's commit failed for the file written as `written` (the
+// group names a symlink's target).
+bool failed_at_commit(const std::string& written, const std::vector<Error>& failures) {
+  std::error_code ec;
+  return std::any_of(failures.begin(), failures.end(), [&](const Error& failure) {
+    return failure.file == written || std::filesystem::equivalent(failure.file, written, ec);
+  });
+}
+
+// Edits each file, all committed together (one barrier per commit step, not
+// per file); a file's line is printed once its edit is committed.
+int edit_each(const SetOptions& o, const EditRequest& request, EditOptions options) {
+  CommitGroup group(options.durability);
+  if (!options.dry_run) options.group = &group;
+  int status = kExitOk;
+  std::vector<std::pair<std::string, EditOutcome>> edited;
+  for (const auto& file : o.files) {
+    auto outcome = edit_elf_file(file, request, options);
+    if (!outcome) {
+      log_error("{}", outcome.error().message());
+      status = kExitProblem;
+      continue;
+    }
+    edited.emplace_back(file, std::move(*outcome));
+  }
+  std::vector<Error> failures = group.commit();
+  for (const auto& failure : failures) log_error("{}", failure.message());
+  if (!failures.empty()) status = kExitProblem;
+  for (const auto& [file, outcome] : edited) {
+    for (const auto& warning : outcome.warnings) log_warning("{}: warning: {}", file, warning);
+    if (verbosity().quiet || failed_at_commit(o.output ? *o.output : file, failures)) continue;  // -q: problems only
+    // With -o the edited file is the output: name both.
+    print_outcome(o.output ? fmt::format("{} -> {}", file, *o.output) : file, outcome, o.dry_run, request);
+  }
+  return status;
+}
+
 }  // namespace
 
 Command add_set_command(CLI::App& root) {
@@ -181,21 +219,7 @@ Command add_set_command(CLI::App& root) {
             options.durability = o->durability;
             if (o->output) options.output = *o->output;
             request.headers = o->header_request();
-            int status = kExitOk;
-            for (const auto& file : o->files) {
-              auto outcome = edit_elf_file(file, request, options);
-              if (!outcome) {
-                log_error("{}", outcome.error().message());
-                status = kExitProblem;
-                continue;
-              }
-              for (const auto& warning : outcome->warnings) log_warning("{}: warning: {}", file, warning);
-              if (verbosity().quiet) continue;  // -q: problems only
-              // With -o the edited file is the output: name both.
-              print_outcome(o->output ? fmt::format("{} -> {}", file, *o->output) : file, *outcome, o->dry_run,
-                            request);
-            }
-            return status;
+            return edit_each(*o, request, options);
           }};
 }
 
