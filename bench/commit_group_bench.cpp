@@ -36,8 +36,8 @@ std::vector<fs::path> source_libraries() {
   for (const auto& entry : fs::directory_iterator(from)) {
     if (found.size() == kFiles) break;
     // Libraries of every-day size (the big ones are bench/driver.sh's CUDA tree).
-    if (!entry.is_regular_file() || entry.is_symlink() || entry.path().filename().string().find(".so") == std::string::npos ||
-        entry.file_size() > (4u << 20))
+    if (!entry.is_regular_file() || entry.is_symlink() ||
+        entry.path().filename().string().find(".so") == std::string::npos || entry.file_size() > (4u << 20))
       continue;
     auto info = read_elf_info(entry.path());
     if (info && info->has_dynamic && info->type == 3 /*ET_DYN*/) found.push_back(entry.path());

@@ -26,53 +26,20 @@
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "crash_states.hpp"
 
 namespace runpatch {
 namespace {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
+using test::classify;
+using test::CrashState;
+using test::spawn_cli;
+using test::trials_wanted;
+using test::wait_status;
 
 test::FixtureArch host() { return test::fixture_arches().at(0); }
-
-// Starts the CLI; the child may get a file-size limit (a full disk without privileges).
-pid_t spawn_cli(const std::vector<std::string>& args, std::optional<rlim_t> file_size_limit = std::nullopt) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    if (file_size_limit) {
-      ::signal(SIGXFSZ, SIG_IGN);  // an ignored SIGXFSZ survives exec: writes fail with EFBIG instead
-      struct rlimit limit {
-        *file_size_limit, *file_size_limit
-      };
-      ::setrlimit(RLIMIT_FSIZE, &limit);
-    }
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    std::vector<char*> argv;
-    std::string cli = RUNPATCH_CLI;
-    argv.push_back(cli.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(cli.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-int wait_status(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
-
-// RUNPATCH_KILL_TRIALS overrides the default (the sanitizer build kills fewer times).
-int trials_wanted(int default_trials) {
-  if (const char* n = std::getenv("RUNPATCH_KILL_TRIALS")) return std::max(1, std::atoi(n));
-  return default_trials;
-}
 
 // How long one edit of a fresh copy takes here (median of five: a cold first
 // run would stretch the window past the edit), so that kills spread over all
@@ -288,38 +255,6 @@ TEST_F(CrashSafety, RunningProgramIsEditedAtomicallyOrRefusedCleanly) {
 
 // ---- A library: the default edit appends, then one write of the ELF header commits ----
 
-// The states a crash may leave a library in: the old file (bytes past its old
-// end are the new tail, partly written, which nothing references), or the new
-// one — where the symbol values that follow moved sections (written after the
-// commit; only tools read them) may still hold their old values.
-// NewInterim: a staged commit between its two header writes (the ELF header
-// points at the interim copy of the table past the end): the new content.
-enum class CrashState { Old, OldWithUnreferencedTail, New, NewBeforeSymbolValues, NewInterim, Neither };
-
-CrashState classify(const Bytes& now, const Bytes& original, const Bytes& intended,
-                    const std::vector<WrittenRange>& symbol_values) {
-  if (now == original) return CrashState::Old;
-  if (now == intended) return CrashState::New;
-  if (now.size() == intended.size() && now.size() >= original.size()) {
-    bool symbols_pending = true;
-    for (size_t i = 0; i < now.size() && symbols_pending; ++i) {
-      if (now[i] == intended[i]) continue;
-      symbols_pending = i < original.size() && now[i] == original[i] &&
-                        std::any_of(symbol_values.begin(), symbol_values.end(),
-                                    [&](const WrittenRange& r) { return i >= r.offset && i < r.offset + r.size; });
-    }
-    if (symbols_pending) return CrashState::NewBeforeSymbolValues;
-  }
-  bool old_prefix = now.size() > original.size() && std::equal(original.begin(), original.end(), now.begin());
-  if (old_prefix) {
-    // Past the intended end lies only what a staged commit prepares: the interim copy of the table.
-    for (size_t i = original.size(); i < std::min(now.size(), intended.size()); ++i)
-      if (now[i] != 0 && now[i] != intended[i]) return CrashState::Neither;
-    return CrashState::OldWithUnreferencedTail;
-  }
-  return CrashState::Neither;
-}
-
 // Written into the file as in a Nix build (NIX_BUILD_TOP set: the staged
 // commit, with the dynamic tables free to move out of the table's way).
 class LibraryCrashSafety : public ::testing::Test {
@@ -358,23 +293,14 @@ class LibraryCrashSafety : public ::testing::Test {
   CrashState expect_old_or_new(const std::string& context, bool run) {
     auto now = test::read_file(lib_);
     CrashState state = classify(now, original_, intended_, symbol_values_);
-    if (state == CrashState::Neither && interim_reads_new(now)) state = CrashState::NewInterim;
+    if (state == CrashState::Neither &&
+        test::interim_reads_new(now, intended_, new_runpath_, (dir_ / "probe.so").string()))
+      state = CrashState::NewInterim;
     EXPECT_NE(state, CrashState::Neither) << context << ": the library is neither the old nor the new file";
     if (run) {
       EXPECT_EQ(test::run_program(arch_, dir_ / "prog-pie").output, "hello from lib\n") << context;
     }
     return state;
-  }
-
-  // Between a staged commit's header writes: the ELF header names a program
-  // header table past the intended end, and the file reads as the new one.
-  bool interim_reads_new(const Bytes& now) const {
-    if (now.size() <= intended_.size()) return false;
-    fs::path probe = dir_ / "probe.so";
-    test::write_file(probe, now);
-    auto info = read_elf_info(probe);
-    fs::remove(probe);
-    return info && info->runpath == new_runpath_;
   }
 
   void expect_no_debris(const std::string& context) {

@@ -74,8 +74,8 @@ void add_exclusive_flags(CLI::App* app, T& target, const char* first, T first_va
 // --sync / --no-sync: whether edits wait for the disk (EditOptions::durability).
 inline void add_durability_flags(CLI::App* app, Durability& durability) {
   add_exclusive_flags(app, durability, "--sync", Durability::Sync,
-                      "Wait for each edit to reach the disk (fdatasync between its phases): it survives a power cut; "
-                      "the default outside a Nix build",
+                      "Wait for the edits to reach the disk between their phases: they survive a power cut; the files "
+                      "of one run share each wait (syncfs); the default outside a Nix build",
                       "--no-sync", Durability::NoSync,
                       "Do not wait for the disk: the write order still survives a killed process; the default inside "
                       "a Nix build ($NIX_BUILD_TOP), whose outputs are discarded if it fails");

@@ -1,6 +1,9 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -9,8 +12,24 @@
 #include "command.hpp"
 #include "console.hpp"
 
+namespace {
+
+// A run over a tree commits its edits as a group that holds every file's lock
+// until the last barrier (commit_group.hpp): the soft descriptor limit (often
+// 1024) would split it into groups of a few hundred files. The hard limit is
+// the system's word; anything up to it is ours to take.
+void raise_descriptor_limit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, rlim_t(1) << 16);
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace runpatch::cli;
+  raise_descriptor_limit();
   // Called as `auto-patchelf`: the auto-patchelf subcommand, like Nixpkgs' script.
   std::vector<char*> args(argv, argv + argc);
   std::string_view self = argv[0];
