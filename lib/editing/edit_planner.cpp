@@ -1,5 +1,7 @@
 #include "editing/edit_planner.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "editing/appended_segment.hpp"
@@ -10,6 +12,25 @@
 namespace runpatch {
 
 namespace {
+
+// [first, last) of the bytes where two equal-sized tables differ (first ==
+// last when they do not): memcmp over blocks, a big library's string table
+// is tens of megabytes and an edit changes a few bytes of it.
+std::pair<size_t, size_t> differing_range(const std::vector<uint8_t>& before, const std::vector<uint8_t>& after) {
+  constexpr size_t kBlock = 4096;
+  size_t size = std::min(before.size(), after.size()), first = 0, last = size;
+  while (first < size) {
+    size_t n = std::min(kBlock, size - first);
+    if (std::memcmp(before.data() + first, after.data() + first, n) != 0) break;
+    first += n;
+  }
+  while (first < size && before[first] == after[first]) ++first;
+  if (first == size) return {size, size};
+  while (last - first > kBlock && std::memcmp(before.data() + last - kBlock, after.data() + last - kBlock, kBlock) == 0)
+    last -= kBlock;
+  while (last > first && before[last - 1] == after[last - 1]) --last;
+  return {first, last};
+}
 
 // Works out what the request wants (the context), then lays it out in place
 // when it fits: new strings in unused bytes of the string table, or one string
@@ -390,9 +411,7 @@ class EditPlanner : PlanContext<E> {
   // One write covering every byte that differs (they are few and close together).
   void add_string_writes(EditPlan& plan, WritePhase phase, const std::vector<uint8_t>& before,
                          const std::vector<uint8_t>& after) const {
-    size_t first = before.size(), last = 0;
-    for (size_t i = 0; i < before.size(); ++i)
-      if (before[i] != after[i]) first = std::min(first, i), last = i + 1;
+    auto [first, last] = differing_range(before, after);
     if (first >= last) return;
     plan.writes.push_back({phase, table_.strtab_offset + first,
                            std::vector<uint8_t>(after.begin() + first, after.begin() + last), "dynamic strings"});

@@ -77,7 +77,10 @@ class StringRefCollector {
 
   // What the loader reads through the string table besides dynamic entries, as text in table order.
   struct NamedStrings {
-    std::vector<std::string> symbols, version_need_files, version_need_names, version_definitions;
+    // Views into the file's string table (valid while its view is): a big
+    // library has hundreds of thousands of long C++ names, read once each.
+    std::vector<std::string_view> symbols;
+    std::vector<std::string> version_need_files, version_need_names, version_definitions;
   };
   // symbols: how many dynamic symbols there are, when the caller knows better than
   // this file's tables (a stripped file's count is bounded by the table after
@@ -92,8 +95,11 @@ class StringRefCollector {
         return {};
       };
     };
-    auto symbol_name = text_into(out.symbols, "symbol name");
-    RUNPATCH_CHECK(walk_symbols([&](uint64_t, uint64_t name) { return symbol_name(name); }));
+    RUNPATCH_CHECK(walk_symbols([&](uint64_t, uint64_t name) -> Status {
+      RUNPATCH_TRY(auto text, dynamic_string(view_, table_, name, "symbol name"));
+      out.symbols.push_back(text);
+      return {};
+    }));
     auto need_file = text_into(out.version_need_files, "version need file");
     RUNPATCH_CHECK(walk_verneed([&](uint64_t, uint64_t file) { return need_file(file); },
                                 text_into(out.version_need_names, "version need name")));

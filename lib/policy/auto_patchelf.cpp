@@ -257,7 +257,8 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
   if (paths.empty()) return result;
 
   // Outputs first, so that find() prefers them; then --libs; then --search-path.
-  AutoPatchelfIndex index(o.threads, result.index_messages);
+  pathlib::GlobCache globs(o.threads);
+  AutoPatchelfIndex index(o.threads, globs, result.index_messages);
   if (!o.ignore_existing) index.populate(paths, o.recurse);
   index.populate(libs, false);
   for (const auto& [recursive, dir] : o.search_paths) index.populate({dir}, recursive);
@@ -271,7 +272,7 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
   // a file listed twice is edited once and reported twice.
   std::vector<pathlib::GlobMatch> entries;
   for (const auto& p : paths)
-    for (auto& f : pathlib::glob(p, "*", o.recurse)) entries.push_back(std::move(f));
+    for (auto& f : globs.glob(p, "*", o.recurse)) entries.push_back(std::move(f));
   std::vector<char> is_elf(entries.size());  // an open and a read per file (68,849 in a PyTorch venv): on all cores
   parallel_for(entries.size(), o.threads, [&](size_t i) {
     is_elf[i] = pathlib::is_regular_not_symlink(entries[i]) && has_elf_magic(entries[i].path);

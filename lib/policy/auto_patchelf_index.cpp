@@ -53,7 +53,7 @@ void AutoPatchelfIndex::populate(const std::vector<std::string>& initial, bool r
     std::vector<Candidate> candidates;
     for (const auto& dir : round) {
       if (!visited_.insert(dir).second) continue;
-      for (auto& f : pathlib::glob(dir, "*.so*", recursive)) candidates.push_back({std::move(f), {}, {}});
+      for (auto& f : globs_.glob(dir, "*.so*", recursive)) candidates.push_back({std::move(f), {}, {}});
     }
     parallel_for(candidates.size(), threads_, [&](size_t i) {
       Candidate& c = candidates[i];

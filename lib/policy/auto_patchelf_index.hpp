@@ -10,11 +10,15 @@
 #include <utility>
 #include <vector>
 
+#include "pathlib.hpp"
+
 namespace runpatch {
 
 class AutoPatchelfIndex {
  public:
-  AutoPatchelfIndex(unsigned threads, std::vector<std::string>& messages) : threads_(threads), messages_(messages) {}
+  // Globs go through globs, which the caller's later globs of the same trees share.
+  AutoPatchelfIndex(unsigned threads, pathlib::GlobCache& globs, std::vector<std::string>& messages)
+      : threads_(threads), globs_(globs), messages_(messages) {}
 
   // The script's populate_cache: each directory (or file) once per run, its
   // "*.so*" entries (recursively if asked), then the directories named by their
@@ -30,6 +34,7 @@ class AutoPatchelfIndex {
     uint8_t osabi;
   };
   unsigned threads_;
+  pathlib::GlobCache& globs_;
   std::vector<std::string>& messages_;
   std::set<std::string> visited_;
   std::unordered_map<std::string, std::vector<Entry>> entries_;  // key: name + '\0' + arch

@@ -210,8 +210,7 @@ TEST_F(GroupCommit, SigkillAtAThousandMomentsLeavesEveryFileOldOrNew) {
   }
   std::cout << trials << " kills of a group of " << kFiles << " (" << killed << " mid-run): " << states[CrashState::Old]
             << " old, " << states[CrashState::OldWithUnreferencedTail] << " old with an unreferenced tail, "
-            << states[CrashState::NewInterim] << " new with the interim table, " << states[CrashState::New]
-            << " new\n";
+            << states[CrashState::NewInterim] << " new with the interim table, " << states[CrashState::New] << " new\n";
   EXPECT_GT(killed, trials / 5) << "the kills did not land during edits; the harness proves little";
 }
 
