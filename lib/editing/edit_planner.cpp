@@ -454,7 +454,7 @@ class EditPlanner : PlanContext<E> {
 }  // namespace
 
 template <class E>
-Expected<EditPlan> plan_edit(const MappedElfView<E>& view, const ElfInfo& info, const EditOptions& options,
+Expected<EditPlan> plan_edit(const MappedElfView<E>& view, const ElfInfo& info, const PlanOptions& options,
                              const EditRequest& request) {
   RUNPATCH_TRY(EditPlan plan, EditPlanner<E>(view, info, options).plan(request));
   plan.dynamic_source = options.dynamic_source;
@@ -463,7 +463,7 @@ Expected<EditPlan> plan_edit(const MappedElfView<E>& view, const ElfInfo& info, 
 }
 
 #define RUNPATCH_INSTANTIATE(E)                                                                      \
-  template Expected<EditPlan> plan_edit(const MappedElfView<E>&, const ElfInfo&, const EditOptions&, \
+  template Expected<EditPlan> plan_edit(const MappedElfView<E>&, const ElfInfo&, const PlanOptions&, \
                                         const EditRequest&);
 RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
 #undef RUNPATCH_INSTANTIATE

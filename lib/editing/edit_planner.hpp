@@ -4,6 +4,7 @@
 // writes come back as an EditPlan, which edit_verifier.hpp checks.
 #pragma once
 
+#include "editing/plan_options.hpp"
 #include "editing/planned_write.hpp"
 #include "reading/elf_view.hpp"
 #include "runpatch/editing/edit.hpp"
@@ -11,11 +12,11 @@
 namespace runpatch {
 
 template <class E>
-Expected<EditPlan> plan_edit(const MappedElfView<E>& view, const ElfInfo& info, const EditOptions& options,
+Expected<EditPlan> plan_edit(const MappedElfView<E>& view, const ElfInfo& info, const PlanOptions& options,
                              const EditRequest& request);
 
 #define RUNPATCH_EXTERN_PLAN_EDIT(E)                                                                        \
-  extern template Expected<EditPlan> plan_edit(const MappedElfView<E>&, const ElfInfo&, const EditOptions&, \
+  extern template Expected<EditPlan> plan_edit(const MappedElfView<E>&, const ElfInfo&, const PlanOptions&, \
                                                const EditRequest&);
 RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_EXTERN_PLAN_EDIT)
 #undef RUNPATCH_EXTERN_PLAN_EDIT

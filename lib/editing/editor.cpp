@@ -8,6 +8,8 @@
 #include <cstdlib>
 
 #include "editing/edit_planner.hpp"
+#include "editing/edit_testing.hpp"
+#include "editing/plan_options.hpp"
 #include "editing/edit_verifier.hpp"
 #include "editing/rpath_conversion.hpp"
 #include "editing/file_io.hpp"
@@ -29,23 +31,24 @@ struct Planned {
   EditPlan plan;
 };
 
-void spoil_plan_for_testing(EditPlan& plan, const EditOptions& options) {
-  if (options.drop_writes_for_testing)
-    std::erase_if(plan.writes, [&](const PlannedWrite& w) { return w.what == *options.drop_writes_for_testing; });
-  if (options.inject_write_for_testing) {
-    const auto& [offset, bytes] = *options.inject_write_for_testing;
+void spoil_plan_for_testing(EditPlan& plan, const EditTestHooks& hooks) {
+  if (hooks.drop_writes)
+    std::erase_if(plan.writes, [&](const PlannedWrite& w) { return w.what == *hooks.drop_writes; });
+  if (hooks.inject_write) {
+    const auto& [offset, bytes] = *hooks.inject_write;
     plan.writes.push_back({WritePhase::Commit, offset, bytes, "injected write"});
   }
 }
 
-Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& request, const EditOptions& options) {
+Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& request, const PlanOptions& options,
+                            const EditTestHooks& hooks) {
   RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
   Planned p;
   EditOutcome& outcome = p.outcome;
   RUNPATCH_TRY(outcome.before, read_elf_info(mapping.bytes(), path, options.dynamic_source));
   RUNPATCH_TRY(p.plan, visit_elf(mapping.bytes(), path,
                                  [&](const auto& view) { return plan_edit(view, outcome.before, options, request); }));
-  spoil_plan_for_testing(p.plan, options);
+  spoil_plan_for_testing(p.plan, hooks);
   RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), path, outcome.before, request, p.plan));
   outcome.strategy = p.plan.strategy;
   outcome.layout_description = p.plan.layout_description;
@@ -84,19 +87,19 @@ bool rebuilds_earlier_segment(const Planned& p) {
 }
 
 Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest& request, const EditOptions& options,
-                             bool into_file, bool must_write_in_place) {
+                             const EditTestHooks& hooks, bool into_file, bool must_write_in_place) {
   // Written into the file outside a build, the dynamic tables stay where a
   // process that has the library mapped reads them; a copy, or a build's
   // outputs, which nothing maps, may move them out of the table's way.
-  EditOptions smallest = options;
+  PlanOptions smallest(options);
   smallest.in_place = into_file && !in_nix_build();
   smallest.reclaim_earlier_segment = !must_write_in_place;
   std::optional<Planned> small;
   if (!options.atomic_copy) {
-    EditOptions by_header = options;
+    PlanOptions by_header(options);
     by_header.in_place = true;
     by_header.commit_in_elf_header = true;
-    auto committed = plan_edit(fd, name, request, by_header);
+    auto committed = plan_edit(fd, name, request, by_header, hooks);
     if (committed && committed->plan.strategy == EditStrategy::Unchanged)
       return Chosen{std::move(*committed), WriteWay::IntoFile};
     if (committed && committed->plan.strategy != EditStrategy::Appended && commits_in_one_write(committed->plan)) {
@@ -104,18 +107,18 @@ Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest&
       // (edit_planner.cpp, rebuilt_earlier_tail): the bytes then depend only
       // on the original file and the final content, whichever edits led there.
       if (must_write_in_place) return Chosen{std::move(*committed), WriteWay::IntoFile};
-      RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest));
+      RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest, hooks));
       if (!rebuilds_earlier_segment(*small)) return Chosen{std::move(*committed), WriteWay::IntoFile};
     }
   }
   if (!small) {
-    RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest));
+    RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest, hooks));
   }
   bool copy = !into_file;
   if (smallest.in_place && !small->plan.fits_later_tools && !must_write_in_place) {
     // Strip or a later patchelf would break the file unless the dynamic tables move: a copy moves them.
     smallest.in_place = false;
-    RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest));
+    RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest, hooks));
     copy = true;
   }
   // Written over an earlier edit's segment (not an interrupted tail): only a copy may do that.
@@ -153,8 +156,23 @@ Status commit(PendingCommit pending, const EditOptions& options) {
   return run_alone(pending, syncs(options.durability));
 }
 
-Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& request,
-                                         const EditOptions& options) {
+// The request with its runpath computed once, from the file as it is now:
+// the callback is policy code that may read other files (shrinking reads the
+// library directories), and every planning pass, the verifier and the
+// RPATH-conversion warning must see one answer.
+Expected<EditRequest> evaluated_once(int fd, const std::string& path, const EditRequest& request,
+                                     const EditOptions& options) {
+  if (!request.runpath) return request;
+  RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
+  RUNPATCH_TRY(ElfInfo before, read_elf_info(mapping.bytes(), path, options.dynamic_source));
+  RUNPATCH_TRY(RunpathChange change, request.runpath(before));
+  EditRequest fixed = request;
+  fixed.runpath = [change](const ElfInfo&) -> Expected<RunpathChange> { return change; };
+  return fixed;
+}
+
+Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequest& asked, const EditOptions& options,
+                                         const EditTestHooks& hooks) {
   // The lock is held on this descriptor until the edit is done, whichever way it is written.
   bool writable = options.in_place && !options.dry_run;
   UniqueFd locked;
@@ -168,6 +186,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
     if (options.group) before_waiting = [&] { options.group->commit_before_waiting(); };
     RUNPATCH_TRY(locked, open_for_edit(name, writable, before_waiting));
   }
+  RUNPATCH_TRY(EditRequest request, evaluated_once(locked.get(), name, asked, options));
   struct stat st {};
   if (::fstat(locked.get(), &st) != 0) return make_error(name, errno_text("cannot stat"));
   // Every hard link must see the edit, and a copy must not change the owner:
@@ -175,7 +194,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   bool must_write_in_place =
       !options.atomic_copy && (st.st_nlink > 1 || !copy_can_keep_owner(st) || !copy_can_be_created(name));
   bool into_file = !options.atomic_copy && (options.in_place || in_nix_build() || must_write_in_place);
-  RUNPATCH_TRY(Chosen chosen, choose_edit(locked.get(), name, request, options, into_file, must_write_in_place));
+  RUNPATCH_TRY(Chosen chosen, choose_edit(locked.get(), name, request, options, hooks, into_file, must_write_in_place));
   Planned& p = chosen.planned;
   warn_of_rpath_conversion(name, request, p.outcome);
   if (options.dry_run || p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
@@ -184,7 +203,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
     if (into.get() >= 0) {
       RUNPATCH_CHECK(stage_for_file(into.get(), name, p, request));
       PendingCommit pending =
-          commit_into_file(std::move(into), name, std::move(p.plan), p.outcome.old_size, options.stop_after_writes);
+          commit_into_file(std::move(into), name, std::move(p.plan), p.outcome.old_size, hooks.stop_after_writes);
       pending.lock = std::move(locked);  // when the file was opened for writing apart from its lock
       RUNPATCH_CHECK(commit(std::move(pending), options));
       if (p.outcome.written_as == WrittenAs::NotWritten) p.outcome.written_as = WrittenAs::IntoFile;
@@ -193,10 +212,10 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
     if (must_write_in_place) return make_error(name, errno_text("cannot open for writing"));
     // A running program (ETXTBSY) cannot be written: an edited copy replaces it.
     if (p.plan.strategy == EditStrategy::Appended && into_file) {
-      EditOptions for_copy = options;
+      PlanOptions for_copy(options);
       for_copy.in_place = false;
       for_copy.reclaim_earlier_segment = true;
-      RUNPATCH_TRY(p, plan_edit(locked.get(), name, request, for_copy));
+      RUNPATCH_TRY(p, plan_edit(locked.get(), name, request, for_copy, hooks));
       warn_of_rpath_conversion(name, request, p.outcome);  // a new outcome: its warnings again
     }
   }
@@ -238,8 +257,8 @@ std::string strategy_name(EditStrategy strategy) {
   return "?";
 }
 
-Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
-                                    const EditOptions& options) {
+Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& path, const EditRequest& request,
+                                                const EditOptions& options, const EditTestHooks& hooks) {
   std::string name = path.string();
   // The kernel cannot execute a program whose PT_INTERP is empty.
   if (request.interpreter && request.interpreter->empty())
@@ -252,22 +271,28 @@ Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const Edi
       auto target = std::filesystem::canonical(path, ec);
       if (!ec) name = target.string();
     }
-    return edit_where_it_lies(name, request, options);
+    return edit_where_it_lies(name, request, options, hooks);
   }
   // --output: plan on the source, write an edited copy next to the destination.
   std::string dest = options.output->string();
   UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
   if (source.get() < 0) return make_error(name, errno_text("cannot open"));
-  EditOptions to_output = options;
+  RUNPATCH_TRY(EditRequest fixed, evaluated_once(source.get(), name, request, options));
+  PlanOptions to_output(options);
   to_output.reclaim_earlier_segment = true;
-  RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, request, to_output));
-  warn_of_rpath_conversion(name, request, p.outcome);
+  RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, fixed, to_output, hooks));
+  warn_of_rpath_conversion(name, fixed, p.outcome);
   if (!options.dry_run) {
     RUNPATCH_TRY(PendingCommit pending, commit_by_copy(name, dest, std::move(p.plan), DestLock::NotHeld));
     RUNPATCH_CHECK(commit(std::move(pending), options));
     p.outcome.written_as = WrittenAs::Output;
   }
   return std::move(p.outcome);
+}
+
+Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
+                                    const EditOptions& options) {
+  return edit_elf_file_for_testing(path, request, options, EditTestHooks{});
 }
 
 }  // namespace runpatch

@@ -17,6 +17,7 @@
 
 #include "editing/byte_buffer.hpp"
 #include "editing/dynamic_model.hpp"
+#include "editing/plan_options.hpp"
 #include "editing/planned_write.hpp"
 #include "editing/resolution_cache_edit.hpp"
 #include "editing/string_refs.hpp"
@@ -31,7 +32,7 @@ struct PlanContext {
   using Shdr = elf::Shdr<E>;
   using Dyn = elf::Dyn<E>;
 
-  PlanContext(const MappedElfView<E>& view, const ElfInfo& info, const EditOptions& options)
+  PlanContext(const MappedElfView<E>& view, const ElfInfo& info, const PlanOptions& options)
       : view_(view), info_(info), options_(options) {}
 
   static constexpr uint64_t kMinPage = 0x1000;
@@ -48,7 +49,7 @@ struct PlanContext {
 
   const MappedElfView<E>& view_;
   const ElfInfo& info_;
-  const EditOptions& options_;
+  const PlanOptions& options_;
   DynamicTable<E> table_;
   DynamicModel original_;  // the dynamic section as it is
   DynamicModel model_;     // as the request makes it

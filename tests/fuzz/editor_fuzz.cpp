@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string name = "fuzz-input";
   auto before = runpatch::read_elf_info(bytes, name);
   if (!before) return 0;
-  runpatch::EditOptions options;
+  runpatch::PlanOptions options;
   options.in_place = (size / 8) % 2 == 1;
   options.commit_in_elf_header = (size / 8) % 4 == 3;  // as the editor plans first: one write, or nothing
   edit.request.resolution_root = "/nonexistent-fuzz-root";

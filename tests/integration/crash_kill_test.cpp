@@ -22,6 +22,7 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
+#include "editing/edit_testing.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
@@ -333,8 +334,9 @@ TEST_F(LibraryCrashSafety, PowerCutAfterAnyPrefixOfTheWritesLeavesOldOrNew) {
     EditOptions options;
     options.in_place = true;
     options.durability = Durability::Sync;  // the barriers are what a power cut tests
-    options.stop_after_writes = k;
-    ASSERT_TRUE(edit_elf_file(lib_, request, options)) << context;
+    EditTestHooks crash;
+    crash.stop_after_writes = k;
+    ASSERT_TRUE(edit_elf_file_for_testing(lib_, request, options, crash)) << context;
     int fd = ::open(lib_.c_str(), O_RDONLY);
     ASSERT_GE(fd, 0);
     ::fsync(fd);
@@ -385,8 +387,9 @@ TEST_F(LibraryCrashSafety, TheEditAfterAnInterruptedOneSucceeds) {
   test::write_file(lib_, original_);
   EditOptions interrupted;
   interrupted.in_place = true;
-  interrupted.stop_after_writes = 1;
-  ASSERT_TRUE(edit_elf_file(lib_, request, interrupted));
+  EditTestHooks crash;
+  crash.stop_after_writes = 1;
+  ASSERT_TRUE(edit_elf_file_for_testing(lib_, request, interrupted, crash));
   ASSERT_EQ(expect_old_or_new("interrupted", true), CrashState::OldWithUnreferencedTail);
   EXPECT_EQ(read_elf_info(lib_)->interrupted_edit_tail, original_.size());
   auto report = test::run_command({RUNPATCH_CLI, "check", lib_.string()}, true);

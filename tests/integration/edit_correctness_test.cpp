@@ -12,6 +12,7 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "readelf_oracle.hpp"
+#include "editing/edit_testing.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
@@ -310,9 +311,9 @@ class EditVerification : public ::testing::Test {
     return request;
   }
   void expect_refused(const fs::path& file, const EditRequest& request, const EditOptions& options,
-                      const std::string& field) {
+                      const EditTestHooks& wrong_plan, const std::string& field) {
     auto before = test::read_file(file);
-    auto outcome = edit_elf_file(file, request, options);
+    auto outcome = edit_elf_file_for_testing(file, request, options, wrong_plan);
     ASSERT_FALSE(outcome) << "a wrong plan was not caught";
     EXPECT_NE(outcome.error().message().find(file.string()), std::string::npos) << outcome.error().message();
     EXPECT_NE(outcome.error().message().find(field), std::string::npos) << outcome.error().message();
@@ -333,29 +334,30 @@ TEST_F(EditVerification, AWriteIntoCodeIsCaught) {
   fields >> name >> type >> addr >> off;
   uint64_t text = std::stoull(off, nullptr, 16);
   ASSERT_NE(text, 0u);
-  options.inject_write_for_testing = std::pair<uint64_t, std::vector<uint8_t>>{text + 16, {0xcc, 0xcc}};
-  expect_refused(file, new_runpath(), options, "outside every structure an edit may change");
+  EditTestHooks into_code;
+  into_code.inject_write = std::pair<uint64_t, std::vector<uint8_t>>{text + 16, {0xcc, 0xcc}};
+  expect_refused(file, new_runpath(), options, into_code, "outside every structure an edit may change");
   options.in_place = true;
-  expect_refused(file, new_runpath(), options, "outside every structure an edit may change");
+  expect_refused(file, new_runpath(), options, into_code, "outside every structure an edit may change");
 }
 
 TEST_F(EditVerification, AMissingCommitIsCaught) {
   fs::path file = copy("prog");
   for (const char* dropped : {"ELF and program headers", "program headers", "ELF header"}) {
-    EditOptions options;
-    options.drop_writes_for_testing = dropped;
+    EditTestHooks without;
+    without.drop_writes = dropped;
     auto probe = edit_elf_file(file, new_runpath(), EditOptions{.dry_run = true});
     ASSERT_TRUE(probe);
     bool has = std::any_of(probe->writes.begin(), probe->writes.end(),
                            [&](const WrittenRange& w) { return w.what == dropped; });
     if (!has) continue;
-    expect_refused(file, new_runpath(), options, "DT_RUNPATH");
+    expect_refused(file, new_runpath(), EditOptions{}, without, "DT_RUNPATH");
   }
   EditRequest interp;
   interp.interpreter = "/lib64/ld-linux-x86-64.so.3";
-  EditOptions options;
-  options.drop_writes_for_testing = "interpreter";
-  expect_refused(file, interp, options, "interpreter");
+  EditTestHooks without;
+  without.drop_writes = "interpreter";
+  expect_refused(file, interp, EditOptions{}, without, "interpreter");
 }
 
 TEST_F(EditVerification, AStaleVersionNeedIsCaught) {
@@ -363,9 +365,38 @@ TEST_F(EditVerification, AStaleVersionNeedIsCaught) {
   fs::copy_file(test::fixtures_dir() / "x86_64/prog-versioned", dir / "prog");
   EditRequest request;
   request.replace_needed = {{"libversioned.so", "libother.so"}};
-  EditOptions options;
-  options.drop_writes_for_testing = "version need file";
-  expect_refused(dir / "prog", request, options, "version need files");
+  EditTestHooks without;
+  without.drop_writes = "version need file";
+  expect_refused(dir / "prog", request, EditOptions{}, without, "version need files");
+}
+
+// The runpath callback is policy code (shrinking reads the library
+// directories): the editor's planning passes, its verifier and its warning
+// about DT_RPATH must all see one answer, computed once, even when the
+// callback would answer differently the next time.
+TEST(EditRequestEvaluation, TheRunpathIsComputedOnceForEveryPass) {
+  fs::path dir = test::scratch_dir("edit-request/once");
+  fs::copy_file(test::fixtures_dir() / "x86_64/lib/libgreet.so", dir / "libgreet.so");
+  for (bool in_a_build : {false, true}) {
+    SCOPED_TRACE(in_a_build ? "in a Nix build" : "outside a build");
+    test::write_file(dir / "edited.so", test::read_file(dir / "libgreet.so"));
+    if (in_a_build) ::setenv("NIX_BUILD_TOP", dir.c_str(), 1);
+    int calls = 0;
+    EditRequest request;
+    // Too long to fit in place: every pass of the editor plans it (the one-write try, the appended segment).
+    request.runpath = [&](const ElfInfo&) -> Expected<RunpathChange> {
+      return RunpathChange::set("/answer/" + std::to_string(++calls) + std::string(300, 'x'));
+    };
+    EditOptions options;
+    options.in_place = true;
+    auto outcome = edit_elf_file(dir / "edited.so", request, options);
+    ::unsetenv("NIX_BUILD_TOP");
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    EXPECT_EQ(calls, 1);
+    auto info = read_elf_info(dir / "edited.so");
+    ASSERT_TRUE(info && info->runpath);
+    EXPECT_EQ(info->runpath->substr(0, 10), "/answer/1x");
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
+#include "editing/edit_testing.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
@@ -49,8 +50,9 @@ void crash_at_every_write(const test::FixtureArch& arch, const std::string& new_
     test::write_file(file, original);
     EditOptions options;
     options.in_place = true;  // the phased writes are what a crash can interrupt
-    options.stop_after_writes = k;
-    ASSERT_TRUE(edit_elf_file(file, request, options));
+    EditTestHooks crash;
+    crash.stop_after_writes = k;
+    ASSERT_TRUE(edit_elf_file_for_testing(file, request, options, crash));
     auto info = read_elf_info(file);
     ASSERT_TRUE(info) << info.error().message();
     ASSERT_TRUE(info->runpath == old_runpath || info->runpath == new_runpath) << *info->runpath;

@@ -15,6 +15,7 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
+#include "editing/edit_testing.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "synthetic_elf.hpp"
 
@@ -286,8 +287,9 @@ TEST(RenameSymbols, VerifierRefusesIncompletePlans) {
   for (const char* dropped : {"GNU hash table", "relocations", "dynamic symbols"}) {
     EditOptions options;
     options.in_place = true;  // the tables stay where they are (a copy of them would take the writes instead)
-    options.drop_writes_for_testing = dropped;
-    auto outcome = edit_elf_file(lib, renaming(every_third_function()), options);
+    EditTestHooks without;
+    without.drop_writes = dropped;
+    auto outcome = edit_elf_file_for_testing(lib, renaming(every_third_function()), options, without);
     ASSERT_FALSE(outcome) << dropped << " dropped, yet the plan was accepted";
     EXPECT_NE(outcome.error().message().find("edit verification failed"), std::string::npos)
         << outcome.error().message();

@@ -1,6 +1,7 @@
 #include "synthetic_elf.hpp"
 
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -166,9 +167,16 @@ void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& b
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
+// Sized from the file and read in one go: tests read 286 MB CUDA libraries,
+// which a byte-wise stream iterator copied and regrew for 30 s (3 min under ASan).
 std::vector<uint8_t> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  std::vector<uint8_t> bytes(static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  return bytes;
 }
 
 void poke(std::vector<uint8_t>& bytes, uint64_t offset, int width, bool big_endian, uint64_t v) {

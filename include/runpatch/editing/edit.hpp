@@ -102,12 +102,6 @@ struct EditOptions {
   // file. Files with several hard links, whose owner a copy cannot keep, or in
   // a directory the caller cannot write are always written into.
   bool in_place = false;
-  // Planning (set by the editor, not by callers): only a layout that fits the
-  // existing tables and one write commits; an appended segment is an error.
-  bool commit_in_elf_header = false;
-  // Planning (set by the editor): the result is written as a copy, so the
-  // segment an earlier edit appended at the end of the file may be written over.
-  bool reclaim_earlier_segment = false;
   // Always take the copy path (--atomic-copy): also for single-page edits,
   // files with several hard links (this name gets the copy; other links keep
   // the old file) and files whose owner a copy cannot keep (then an error).
@@ -125,13 +119,6 @@ struct EditOptions {
   // Where the dynamic table is read: patchelf's front end also edits a file
   // without PT_DYNAMIC through its `.dynamic` section (reading/elf_info.hpp).
   DynamicSource dynamic_source = DynamicSource::Segment;
-  // Testing only: perform this many of the planned writes, then stop as if killed.
-  std::optional<size_t> stop_after_writes;
-  // Testing only: a deliberately wrong plan, which verification must catch
-  // (the file stays untouched): a write the planner did not make (offset,
-  // bytes), and/or the plan's writes named `what` dropped.
-  std::optional<std::pair<uint64_t, std::vector<uint8_t>>> inject_write_for_testing;
-  std::optional<std::string> drop_writes_for_testing;
 };
 
 enum class EditStrategy {
