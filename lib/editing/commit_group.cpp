@@ -40,6 +40,8 @@ struct CommitGroup::State {
   bool durable = true;
   Barrier barrier = Barrier::FileSystem;
   size_t capacity = pending_capacity();
+  uint64_t max_held_bytes = kDefaultMaxHeldBytes;
+  uint64_t held_bytes = 0;             // of the pending edits
   std::mutex mutex;                    // pending, failures, the test budget
   std::mutex committing;               // one commit at a time
   std::vector<PendingCommit> pending;  // the first step of each already ran
@@ -123,6 +125,7 @@ void CommitGroup::State::commit_pending() {
   {
     std::lock_guard<std::mutex> guard(mutex);
     batch.swap(pending);
+    held_bytes = 0;
   }
   std::vector<bool> going(batch.size(), true);
   size_t steps = 0;
@@ -148,9 +151,11 @@ void CommitGroup::State::commit_pending() {
   }
 }
 
-CommitGroup::CommitGroup(Durability durability, Barrier barrier) : state_(std::make_unique<State>()) {
+CommitGroup::CommitGroup(Durability durability, Barrier barrier, uint64_t max_held_bytes)
+    : state_(std::make_unique<State>()) {
   state_->durable = syncs(durability);
   state_->barrier = barrier;
+  state_->max_held_bytes = max_held_bytes;
 }
 
 CommitGroup::~CommitGroup() { state_->commit_pending(); }
@@ -166,8 +171,9 @@ Status CommitGroup::add(PendingCommit pending) {
   bool full = false;
   {
     std::lock_guard<std::mutex> guard(state_->mutex);
+    state_->held_bytes += pending.held_bytes;
     state_->pending.push_back(std::move(pending));
-    full = state_->pending.size() >= state_->capacity;
+    full = state_->pending.size() >= state_->capacity || state_->held_bytes >= state_->max_held_bytes;
   }
   if (full) state_->commit_pending();
   return {};

@@ -32,6 +32,9 @@ struct PendingCommit {
   // descriptor of the file): held until the last step ran.
   std::shared_ptr<void> state;
   UniqueFd lock;
+  // Disk space the pending steps hold: an edited copy not yet renamed over
+  // its file (the old file still takes its own).
+  uint64_t held_bytes = 0;
 };
 
 // The barrier after step, for that step's file alone.

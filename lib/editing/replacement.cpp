@@ -267,6 +267,7 @@ Status build_copy(ReplacementState& s) {
 // (durable once the directory is).
 PendingCommit replacement_steps(std::shared_ptr<ReplacementState> s) {
   PendingCommit pending{s->dest, {}, s};
+  pending.held_bytes = std::max<uint64_t>(uint64_t(s->size), s->plan.new_size);
   pending.steps.push_back({[s] { return build_copy(*s); }, s->copy->fd(), CommitStep::Sync::Everything});
   pending.steps.push_back(
       {[s] { return s->copy->rename_over_dest(); }, s->directory.get(), CommitStep::Sync::Directory});

@@ -214,6 +214,31 @@ TEST_F(GroupCommit, SigkillAtAThousandMomentsLeavesEveryFileOldOrNew) {
   EXPECT_GT(killed, trials / 5) << "the kills did not land during edits; the harness proves little";
 }
 
+// Edited copies (outside a Nix build, the default mode) wait for their
+// rename, each taking disk space: past max_held_bytes the group commits and
+// starts again; below it, one group.
+TEST_F(GroupCommit, EditedCopiesWaitingForTheirRenameAreBoundedInBytes) {
+  ::unsetenv("NIX_BUILD_TOP");
+  auto libs = fresh_libraries(4);
+  auto barriers_with = [&](uint64_t max_held_bytes) {
+    for (const auto& lib : libs) test::write_file(lib, original_);
+    CommitGroup group(Durability::Sync, CommitGroup::Barrier::FileSystem, max_held_bytes);
+    EditOptions options;
+    options.durability = Durability::Sync;
+    options.group = &group;
+    for (const auto& lib : libs) {
+      auto edited = edit_elf_file(lib, request_, options);
+      EXPECT_TRUE(edited && edited->written_as == WrittenAs::Copy) << lib;
+    }
+    EXPECT_TRUE(group.commit().empty());
+    for (const auto& lib : libs) expect_runs(lib, "edited on a copy");
+    return group.barriers();
+  };
+  size_t one_group = barriers_with(CommitGroup::kDefaultMaxHeldBytes);
+  EXPECT_EQ(one_group, 2u) << "the copies, then the renames";
+  EXPECT_EQ(barriers_with(original_.size()), 4 * one_group) << "each copy its own group";
+}
+
 // One file under two names in one group: the second edit waits for the
 // first's lock, which the group holds until it commits; the group commits
 // first instead of waiting for itself.

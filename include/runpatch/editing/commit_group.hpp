@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -31,7 +32,13 @@ class CommitGroup {
     EachFile,    // fdatasync (fsync) of every pending file, in parallel
   };
 
-  explicit CommitGroup(Durability durability, Barrier barrier = Barrier::FileSystem);
+  // Edited copies wait for their rename beside the files they replace, each
+  // taking disk space: past this many bytes of them the group commits and
+  // starts again (a tree edited on copies would otherwise need twice its size).
+  static constexpr uint64_t kDefaultMaxHeldBytes = uint64_t(512) << 20;
+
+  explicit CommitGroup(Durability durability, Barrier barrier = Barrier::FileSystem,
+                       uint64_t max_held_bytes = kDefaultMaxHeldBytes);
   ~CommitGroup();  // commits what is still pending (its failures unreported: call commit())
   CommitGroup(const CommitGroup&) = delete;
   CommitGroup& operator=(const CommitGroup&) = delete;
@@ -45,8 +52,9 @@ class CommitGroup {
   size_t barriers() const;
 
   // For the editor (lib/editing): runs the pending edit's first step now and
-  // keeps the rest; commits the group first when it holds as many files as
-  // the descriptor limit allows. An error of the first step is returned.
+  // keeps the rest; commits the group when it holds as many files as the
+  // descriptor limit allows, or max_held_bytes of edited copies. An error of
+  // the first step is returned.
   Status add(PendingCommit pending);
   // For the editor: a lock it must wait for may be one of ours; commits them.
   void commit_before_waiting();
