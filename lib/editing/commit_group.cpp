@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "editing/commit_steps.hpp"
-
 #include "reading/file_checks.hpp"
 #include "runpatch/scanning/scan.hpp"
 

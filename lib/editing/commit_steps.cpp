@@ -1,10 +1,10 @@
 #include "editing/commit_steps.hpp"
 
-#include "reading/file_checks.hpp"
-
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "reading/file_checks.hpp"
 
 namespace runpatch {
 

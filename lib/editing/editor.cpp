@@ -40,19 +40,32 @@ void spoil_plan_for_testing(EditPlan& plan, const EditTestHooks& hooks) {
   }
 }
 
-Expected<Planned> plan_edit(int fd, const std::string& path, const EditRequest& request, const PlanOptions& options,
-                            const EditTestHooks& hooks) {
+// The file as every planning pass of one edit reads it: mapped and read once.
+struct Source {
+  std::string path;
+  MappedFile mapping;
+  ElfInfo before;
+};
+
+Expected<Source> read_source(int fd, const std::string& path, const EditOptions& options) {
   RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
+  RUNPATCH_TRY(ElfInfo before, read_elf_info(mapping.bytes(), path, options.dynamic_source));
+  return Source{path, std::move(mapping), std::move(before)};
+}
+
+Expected<Planned> plan_edit(const Source& source, const EditRequest& request, const PlanOptions& options,
+                            const EditTestHooks& hooks) {
+  std::span<const uint8_t> bytes = source.mapping.bytes();
   Planned p;
   EditOutcome& outcome = p.outcome;
-  RUNPATCH_TRY(outcome.before, read_elf_info(mapping.bytes(), path, options.dynamic_source));
-  RUNPATCH_TRY(p.plan, visit_elf(mapping.bytes(), path,
+  outcome.before = source.before;
+  RUNPATCH_TRY(p.plan, visit_elf(bytes, source.path,
                                  [&](const auto& view) { return plan_edit(view, outcome.before, options, request); }));
   spoil_plan_for_testing(p.plan, hooks);
-  RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), path, outcome.before, request, p.plan));
+  RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, outcome.before, request, p.plan));
   outcome.strategy = p.plan.strategy;
   outcome.layout_description = p.plan.layout_description;
-  outcome.old_size = mapping.bytes().size();
+  outcome.old_size = bytes.size();
   outcome.new_size = p.plan.new_size;
   outcome.warnings = p.plan.warnings;
   for (const auto& w : p.plan.writes) outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
@@ -86,7 +99,7 @@ bool rebuilds_earlier_segment(const Planned& p) {
   return p.plan.reclaimed_from && p.plan.reclaimed_from != p.outcome.before.interrupted_edit_tail;
 }
 
-Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest& request, const EditOptions& options,
+Expected<Chosen> choose_edit(const Source& source, const EditRequest& request, const EditOptions& options,
                              const EditTestHooks& hooks, bool into_file, bool must_write_in_place) {
   // Written into the file outside a build, the dynamic tables stay where a
   // process that has the library mapped reads them; a copy, or a build's
@@ -99,7 +112,7 @@ Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest&
     PlanOptions by_header(options);
     by_header.in_place = true;
     by_header.commit_in_elf_header = true;
-    auto committed = plan_edit(fd, name, request, by_header, hooks);
+    auto committed = plan_edit(source, request, by_header, hooks);
     if (committed && committed->plan.strategy == EditStrategy::Unchanged)
       return Chosen{std::move(*committed), WriteWay::IntoFile};
     if (committed && committed->plan.strategy != EditStrategy::Appended && commits_in_one_write(committed->plan)) {
@@ -107,18 +120,18 @@ Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest&
       // (edit_planner.cpp, rebuilt_earlier_tail): the bytes then depend only
       // on the original file and the final content, whichever edits led there.
       if (must_write_in_place) return Chosen{std::move(*committed), WriteWay::IntoFile};
-      RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest, hooks));
+      RUNPATCH_TRY(small, plan_edit(source, request, smallest, hooks));
       if (!rebuilds_earlier_segment(*small)) return Chosen{std::move(*committed), WriteWay::IntoFile};
     }
   }
   if (!small) {
-    RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest, hooks));
+    RUNPATCH_TRY(small, plan_edit(source, request, smallest, hooks));
   }
   bool copy = !into_file;
   if (smallest.in_place && !small->plan.fits_later_tools && !must_write_in_place) {
     // Strip or a later patchelf would break the file unless the dynamic tables move: a copy moves them.
     smallest.in_place = false;
-    RUNPATCH_TRY(small, plan_edit(fd, name, request, smallest, hooks));
+    RUNPATCH_TRY(small, plan_edit(source, request, smallest, hooks));
     copy = true;
   }
   // Written over an earlier edit's segment (not an interrupted tail): only a copy may do that.
@@ -128,14 +141,14 @@ Expected<Chosen> choose_edit(int fd, const std::string& name, const EditRequest&
 
 // A plan written into the file: a grown program header table is committed in
 // two one-sector steps (staged_commit.hpp), the interim state verified too.
-Status stage_for_file(int fd, const std::string& name, Planned& p, const EditRequest& request) {
-  RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, name));
-  RUNPATCH_TRY(bool staged, stage_table_commit(mapping.bytes(), name, p.plan));
+Status stage_for_file(const Source& source, Planned& p, const EditRequest& request) {
+  std::span<const uint8_t> bytes = source.mapping.bytes();
+  RUNPATCH_TRY(bool staged, stage_table_commit(bytes, source.path, p.plan));
   if (!staged) return {};
   p.outcome.written_as = WrittenAs::IntoFileStaged;
-  RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), name, p.outcome.before, request, p.plan));
+  RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, p.outcome.before, request, p.plan));
   EditPlan interim = interim_of_staged(p.plan);
-  RUNPATCH_CHECK(verify_edit_plan(mapping.bytes(), name, p.outcome.before, request, interim));
+  RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, p.outcome.before, request, interim));
   p.outcome.writes.clear();
   for (const auto& w : p.plan.writes) p.outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
   return {};
@@ -160,12 +173,9 @@ Status commit(PendingCommit pending, const EditOptions& options) {
 // the callback is policy code that may read other files (shrinking reads the
 // library directories), and every planning pass, the verifier and the
 // RPATH-conversion warning must see one answer.
-Expected<EditRequest> evaluated_once(int fd, const std::string& path, const EditRequest& request,
-                                     const EditOptions& options) {
+Expected<EditRequest> evaluated_once(const Source& source, const EditRequest& request) {
   if (!request.runpath) return request;
-  RUNPATCH_TRY(MappedFile mapping, MappedFile::map(fd, path));
-  RUNPATCH_TRY(ElfInfo before, read_elf_info(mapping.bytes(), path, options.dynamic_source));
-  RUNPATCH_TRY(RunpathChange change, request.runpath(before));
+  RUNPATCH_TRY(RunpathChange change, request.runpath(source.before));
   EditRequest fixed = request;
   fixed.runpath = [change](const ElfInfo&) -> Expected<RunpathChange> { return change; };
   return fixed;
@@ -186,7 +196,8 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
     if (options.group) before_waiting = [&] { options.group->commit_before_waiting(); };
     RUNPATCH_TRY(locked, open_for_edit(name, writable, before_waiting));
   }
-  RUNPATCH_TRY(EditRequest request, evaluated_once(locked.get(), name, asked, options));
+  RUNPATCH_TRY(Source source, read_source(locked.get(), name, options));
+  RUNPATCH_TRY(EditRequest request, evaluated_once(source, asked));
   struct stat st {};
   if (::fstat(locked.get(), &st) != 0) return make_error(name, errno_text("cannot stat"));
   // Every hard link must see the edit, and a copy must not change the owner:
@@ -194,14 +205,14 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   bool must_write_in_place =
       !options.atomic_copy && (st.st_nlink > 1 || !copy_can_keep_owner(st) || !copy_can_be_created(name));
   bool into_file = !options.atomic_copy && (options.in_place || in_nix_build() || must_write_in_place);
-  RUNPATCH_TRY(Chosen chosen, choose_edit(locked.get(), name, request, options, hooks, into_file, must_write_in_place));
+  RUNPATCH_TRY(Chosen chosen, choose_edit(source, request, options, hooks, into_file, must_write_in_place));
   Planned& p = chosen.planned;
   warn_of_rpath_conversion(name, request, p.outcome);
   if (options.dry_run || p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
   if (chosen.way == WriteWay::IntoFile) {
     UniqueFd into(writable ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
     if (into.get() >= 0) {
-      RUNPATCH_CHECK(stage_for_file(into.get(), name, p, request));
+      RUNPATCH_CHECK(stage_for_file(source, p, request));
       PendingCommit pending =
           commit_into_file(std::move(into), name, std::move(p.plan), p.outcome.old_size, hooks.stop_after_writes);
       pending.lock = std::move(locked);  // when the file was opened for writing apart from its lock
@@ -215,7 +226,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
       PlanOptions for_copy(options);
       for_copy.in_place = false;
       for_copy.reclaim_earlier_segment = true;
-      RUNPATCH_TRY(p, plan_edit(locked.get(), name, request, for_copy, hooks));
+      RUNPATCH_TRY(p, plan_edit(source, request, for_copy, hooks));
       warn_of_rpath_conversion(name, request, p.outcome);  // a new outcome: its warnings again
     }
   }
@@ -277,10 +288,11 @@ Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& pat
   std::string dest = options.output->string();
   UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
   if (source.get() < 0) return make_error(name, errno_text("cannot open"));
-  RUNPATCH_TRY(EditRequest fixed, evaluated_once(source.get(), name, request, options));
+  RUNPATCH_TRY(Source read, read_source(source.get(), name, options));
+  RUNPATCH_TRY(EditRequest fixed, evaluated_once(read, request));
   PlanOptions to_output(options);
   to_output.reclaim_earlier_segment = true;
-  RUNPATCH_TRY(Planned p, plan_edit(source.get(), name, fixed, to_output, hooks));
+  RUNPATCH_TRY(Planned p, plan_edit(read, fixed, to_output, hooks));
   warn_of_rpath_conversion(name, fixed, p.outcome);
   if (!options.dry_run) {
     RUNPATCH_TRY(PendingCommit pending, commit_by_copy(name, dest, std::move(p.plan), DestLock::NotHeld));

@@ -88,18 +88,15 @@ class StringRefCollector {
   Expected<NamedStrings> named_strings(std::optional<uint64_t> symbols = std::nullopt) {
     known_symbol_count_ = symbols;
     NamedStrings out;
-    auto text_into = [&](std::vector<std::string>& list, const char* what) {
+    auto text_into = [&](auto& list, const char* what) {
       return [&, what](uint64_t index) -> Status {
         RUNPATCH_TRY(auto text, dynamic_string(view_, table_, index, what));
         list.emplace_back(text);
         return {};
       };
     };
-    RUNPATCH_CHECK(walk_symbols([&](uint64_t, uint64_t name) -> Status {
-      RUNPATCH_TRY(auto text, dynamic_string(view_, table_, name, "symbol name"));
-      out.symbols.push_back(text);
-      return {};
-    }));
+    auto symbol_name = text_into(out.symbols, "symbol name");
+    RUNPATCH_CHECK(walk_symbols([&](uint64_t, uint64_t name) { return symbol_name(name); }));
     auto need_file = text_into(out.version_need_files, "version need file");
     RUNPATCH_CHECK(walk_verneed([&](uint64_t, uint64_t file) { return need_file(file); },
                                 text_into(out.version_need_names, "version need name")));

@@ -62,15 +62,15 @@ bool fnmatch(const std::string& pattern, const std::string& name) {
 
 namespace {
 
-bool stat_is_dir(const std::string& path) {
+// The file's type and mode through symlinks (stat) or of a link itself (lstat); 0 when it has none.
+mode_t mode_of(const std::string& path, bool through_symlinks) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  int found = through_symlinks ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+  return found == 0 ? st.st_mode : 0;
 }
 
-bool lstat_is_real_dir(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
+bool stat_is_dir(const std::string& path) { return S_ISDIR(mode_of(path, true)); }
+bool lstat_is_real_dir(const std::string& path) { return S_ISDIR(mode_of(path, false)); }
 
 struct DirEntry {
   std::string name;
@@ -144,15 +144,8 @@ Listings list_tree(const std::string& root, bool recursive, unsigned threads) {
 
 }  // namespace
 
-bool is_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool is_symlink(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-}
+bool is_file(const std::string& path) { return S_ISREG(mode_of(path, true)); }
+bool is_symlink(const std::string& path) { return S_ISLNK(mode_of(path, false)); }
 
 bool is_file(const GlobMatch& match) {
   return match.kind == GlobMatch::Kind::Regular || (match.kind != GlobMatch::Kind::Other && is_file(match.path));
