@@ -5,6 +5,7 @@
 #include "runpatch/reading/elf_types.hpp"
 #include "runpatch/reading/expected.hpp"
 #include "runpatch/reading/loader_paths.hpp"
+#include "runpatch/reading/machines.hpp"
 #include "runpatch/reading/mapped_file.hpp"
 #include "runpatch/reading/resolution_cache_format.hpp"
 #include "runpatch/reading/section_audit.hpp"

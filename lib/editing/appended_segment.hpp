@@ -1,10 +1,9 @@
 // Lays an edit out in a segment appended to the file, when it does not fit
-// into the existing tables: choose room for the new program headers, build
-// the string table, place the segment, rewrite the program headers, assemble
-// the tail (docs/editing.md, section 3).
+// into the existing tables: the pipeline of appended_layout.hpp, from the
+// segments of earlier edits to the writes (docs/editing.md, section 3).
 #pragma once
 
-#include "editing/plan_context.hpp"
+#include "editing/plan_inputs.hpp"
 
 namespace runpatch {
 
@@ -14,10 +13,10 @@ namespace runpatch {
 // takes the note or the interpreter (and the program headers or notes that
 // make room for them).
 template <class E>
-Expected<EditPlan> plan_appended_segment(const PlanContext<E>& context, bool with_dynamic);
+Expected<EditPlan> plan_appended_segment(const PlanInputs<E>& in, bool with_dynamic);
 
 #define RUNPATCH_EXTERN_PLAN_APPENDED(E) \
-  extern template Expected<EditPlan> plan_appended_segment(const PlanContext<E>&, bool);
+  extern template Expected<EditPlan> plan_appended_segment(const PlanInputs<E>&, bool);
 RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_EXTERN_PLAN_APPENDED)
 #undef RUNPATCH_EXTERN_PLAN_APPENDED
 

@@ -20,7 +20,7 @@ struct EditTestHooks {
   // untouched): a write the planner did not make (offset, bytes), and/or the
   // plan's writes named `what` dropped.
   std::optional<std::pair<uint64_t, std::vector<uint8_t>>> inject_write;
-  std::optional<std::string> drop_writes;
+  std::optional<WriteKind> drop_writes;
 };
 
 // edit_elf_file with the hooks applied.

@@ -172,7 +172,7 @@ Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& ol
                               [&](const Range& r) { return w.offset >= r.begin && end <= r.end; });
     if (!inside)
       return verification_error(
-          old_view.path(), w.what,
+          old_view.path(), w.description(),
           fmt::format("would write {} bytes at offset {:#x}, outside every structure an edit may change",
                       end - w.offset, w.offset));
   }

@@ -33,10 +33,10 @@ struct Planned {
 
 void spoil_plan_for_testing(EditPlan& plan, const EditTestHooks& hooks) {
   if (hooks.drop_writes)
-    std::erase_if(plan.writes, [&](const PlannedWrite& w) { return w.what == *hooks.drop_writes; });
+    std::erase_if(plan.writes, [&](const PlannedWrite& w) { return w.kind == *hooks.drop_writes; });
   if (hooks.inject_write) {
     const auto& [offset, bytes] = *hooks.inject_write;
-    plan.writes.push_back({WritePhase::Commit, offset, bytes, "injected write"});
+    plan.writes.push_back({WritePhase::Commit, offset, bytes, WriteKind::Injected});
   }
 }
 
@@ -64,11 +64,12 @@ Expected<Planned> plan_edit(const Source& source, const EditRequest& request, co
   spoil_plan_for_testing(p.plan, hooks);
   RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, outcome.before, request, p.plan));
   outcome.strategy = p.plan.strategy;
-  outcome.layout_description = p.plan.layout_description;
+  outcome.layout = p.plan.layout;
+  outcome.layout_description = describe_layout(p.plan.layout);
   outcome.old_size = bytes.size();
   outcome.new_size = p.plan.new_size;
   outcome.warnings = p.plan.warnings;
-  for (const auto& w : p.plan.writes) outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
+  for (const auto& w : p.plan.writes) outcome.writes.push_back({w.offset, w.bytes.size(), w.kind, w.description()});
   return p;
 }
 
@@ -150,7 +151,7 @@ Status stage_for_file(const Source& source, Planned& p, const EditRequest& reque
   EditPlan interim = interim_of_staged(p.plan);
   RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, p.outcome.before, request, interim));
   p.outcome.writes.clear();
-  for (const auto& w : p.plan.writes) p.outcome.writes.push_back({w.offset, w.bytes.size(), w.what});
+  for (const auto& w : p.plan.writes) p.outcome.writes.push_back({w.offset, w.bytes.size(), w.kind, w.description()});
   return {};
 }
 
@@ -246,26 +247,6 @@ bool syncs(Durability durability) {
     case Durability::Auto: break;
   }
   return !in_nix_build();
-}
-
-std::string written_as_name(WrittenAs way) {
-  switch (way) {
-    case WrittenAs::NotWritten: return "";
-    case WrittenAs::IntoFile: return "written into the file";
-    case WrittenAs::IntoFileStaged: return "written into the file (staged commit)";
-    case WrittenAs::Copy: return "an edited copy replaced the file";
-    case WrittenAs::Output: return "written to the output";
-  }
-  return "?";
-}
-
-std::string strategy_name(EditStrategy strategy) {
-  switch (strategy) {
-    case EditStrategy::Unchanged: return "unchanged";
-    case EditStrategy::InPlace: return "in place";
-    case EditStrategy::Appended: return "appended segment";
-  }
-  return "?";
 }
 
 Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& path, const EditRequest& request,

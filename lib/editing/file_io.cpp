@@ -110,7 +110,7 @@ Status write_phase(IntoFileState& s, WritePhase phase) {
       return {};
     }
     --s.budget;
-    RUNPATCH_CHECK(write_bytes(s.fd.get(), s.path, w.offset, w.bytes, w.what));
+    RUNPATCH_CHECK(write_bytes(s.fd.get(), s.path, w.offset, w.bytes, w.description()));
   }
   return {};
 }

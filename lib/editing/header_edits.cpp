@@ -51,7 +51,10 @@ std::vector<uint8_t> bytes_of(const T& value) {
 struct FieldWrite {
   uint64_t offset;
   std::vector<uint8_t> bytes;
-  std::string what;
+  WriteKind kind;
+  std::string subject;  // a SymbolVersion write's symbol
+
+  std::string description() const { return PlannedWrite{WritePhase::Commit, offset, {}, kind, subject}.description(); }
 };
 
 // Lays a field into the plan: inside the write that already covers those
@@ -66,7 +69,8 @@ Status put_field(EditPlan& plan, const FieldWrite& field, const std::string& pat
       cover = &w;
     } else if (w.offset < end && field.offset < w_end) {
       return make_error(path,
-                        fmt::format("the {} edit overlaps another planned write ({}) only in part", field.what, w.what),
+                        fmt::format("the {} edit overlaps another planned write ({}) only in part", field.description(),
+                                    w.description()),
                         field.offset);
     }
   }
@@ -74,7 +78,7 @@ Status put_field(EditPlan& plan, const FieldWrite& field, const std::string& pat
     std::memcpy(cover->bytes.data() + (field.offset - cover->offset), field.bytes.data(), field.bytes.size());
     return {};
   }
-  plan.writes.push_back({WritePhase::Commit, field.offset, field.bytes, field.what});
+  plan.writes.push_back({WritePhase::Commit, field.offset, field.bytes, field.kind, field.subject});
   return {};
 }
 
@@ -92,7 +96,7 @@ class HeaderFieldFolder {
 
   Expected<std::vector<FieldWrite>> fields(const HeaderEditRequest& request) {
     if (request.osabi && result_.ehdr().e_ident[elf::EI_OSABI] != *request.osabi)
-      fields_.push_back({elf::EI_OSABI, {*request.osabi}, "EI_OSABI"});
+      fields_.push_back({elf::EI_OSABI, {*request.osabi}, WriteKind::OsAbi});
     if (request.exec_stack) RUNPATCH_CHECK(exec_stack(*request.exec_stack));
     if (!request.clear_symbol_version.empty()) RUNPATCH_CHECK(symbol_versions(request.clear_symbol_version));
     return std::move(fields_);
@@ -110,7 +114,7 @@ class HeaderFieldFolder {
       uint32_t flags = changed.p_flags;
       changed.p_flags = executable ? (flags | elf::PF_X) : (flags & ~elf::PF_X);
       if (uint32_t(changed.p_flags) != flags)
-        fields_.push_back({phdr_offset(i), bytes_of(changed), "PT_GNU_STACK flags"});
+        fields_.push_back({phdr_offset(i), bytes_of(changed), WriteKind::StackFlags});
       return {};
     }
     for (size_t i = 0; i < phdrs.size(); ++i) {
@@ -120,7 +124,7 @@ class HeaderFieldFolder {
       stack.p_type = elf::PT_GNU_STACK;
       stack.p_flags = elf::PF_R | elf::PF_W | (executable ? elf::PF_X : 0);
       stack.p_align = 1;
-      fields_.push_back({phdr_offset(i), bytes_of(stack), "PT_GNU_STACK (in a PT_NULL entry)"});
+      fields_.push_back({phdr_offset(i), bytes_of(stack), WriteKind::StackEntry});
       return {};
     }
     return result_.error(
@@ -144,7 +148,7 @@ class HeaderFieldFolder {
       if (!wanted.count(name) || uint16_t(versions[i]) == elf::VER_NDX_GLOBAL) continue;
       typename E::Half global;
       global = elf::VER_NDX_GLOBAL;
-      fields_.push_back({tables->versym_offset + i * 2, bytes_of(global), fmt::format("version of {}", name)});
+      fields_.push_back({tables->versym_offset + i * 2, bytes_of(global), WriteKind::SymbolVersion, std::string(name)});
     }
     return {};
   }
@@ -197,7 +201,7 @@ Status fold_header_fields(const MappedElfView<E>& view, const HeaderEditRequest&
   for (const auto& field : fields) RUNPATCH_CHECK(put_field(plan, field, view.path()));
   if (plan.strategy == EditStrategy::Unchanged && !plan.writes.empty()) {
     plan.strategy = EditStrategy::InPlace;
-    plan.layout_description = "fixed-size fields rewritten in place";
+    plan.layout = {LayoutStep::HeaderFieldsInPlace};
   }
   return {};
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,12 +29,15 @@ struct PlannedWrite {
   WritePhase phase;
   uint64_t offset;
   std::vector<uint8_t> bytes;
-  std::string what;
+  WriteKind kind;
+  std::string subject;  // the symbol a SymbolVersion write is for
+
+  std::string description() const;
 };
 
 struct EditPlan {
   EditStrategy strategy = EditStrategy::Unchanged;
-  std::string layout_description;
+  std::vector<LayoutStep> layout;
   std::vector<PlannedWrite> writes;
   uint64_t new_size = 0;
   std::vector<std::string> warnings;

@@ -252,7 +252,7 @@ Status build_copy(ReplacementState& s) {
   int out = s.copy->fd();
   RUNPATCH_CHECK(copy_contents(s.in.get(), out, s.size, s.source, s.dest));
   s.in = UniqueFd();
-  for (const auto& w : s.plan.writes) RUNPATCH_CHECK(write_bytes(out, s.dest, w.offset, w.bytes, w.what));
+  for (const auto& w : s.plan.writes) RUNPATCH_CHECK(write_bytes(out, s.dest, w.offset, w.bytes, w.description()));
   // The new segment was written over an earlier one (or an interrupted tail) and ends before the old end.
   if (s.plan.reclaimed_from && ::ftruncate(out, static_cast<off_t>(s.plan.new_size)) != 0)
     return make_error(s.dest, errno_text("cannot cut the edited copy to its size"));

@@ -47,20 +47,20 @@ Expected<bool> stage(const MappedElfView<E>& view, std::span<const uint8_t> file
   std::vector<PlannedWrite> staged;
   for (auto& w : plan.writes)
     if (w.phase == WritePhase::Prepare || (w.phase == WritePhase::Commit && w.offset >= file.size()))
-      staged.push_back({WritePhase::Prepare, w.offset, std::move(w.bytes), std::move(w.what)});
+      staged.push_back({WritePhase::Prepare, w.offset, std::move(w.bytes), w.kind, std::move(w.subject)});
   uint64_t interim = align_up(std::max<uint64_t>(plan.new_size, file.size()), 8);
   std::vector<uint8_t> table(front.begin() + std::ptrdiff_t(phoff), front.end());
-  staged.push_back({WritePhase::Prepare, interim, table, "program headers (interim copy)"});
+  staged.push_back({WritePhase::Prepare, interim, table, WriteKind::ProgramHeadersInterim});
   std::vector<uint8_t> interim_header(front.begin(), front.begin() + sizeof(Ehdr));
   struct_at<Ehdr>(interim_header, 0)->e_phoff = interim;
-  staged.push_back({WritePhase::Commit, 0, std::move(interim_header), "ELF header (interim table)"});
+  staged.push_back({WritePhase::Commit, 0, std::move(interim_header), WriteKind::ElfHeaderInterim});
   // Now nothing reads the front past the ELF header: the table is written there.
   staged.push_back({WritePhase::Cleanup, sizeof(Ehdr), std::vector<uint8_t>(front.begin() + sizeof(Ehdr), front.end()),
-                    "program headers"});
+                    WriteKind::ProgramHeaders});
   for (auto& w : plan.writes)
     if (w.phase == WritePhase::Cleanup) staged.push_back(std::move(w));
   staged.push_back(
-      {WritePhase::Switch, 0, std::vector<uint8_t>(front.begin(), front.begin() + sizeof(Ehdr)), "ELF header"});
+      {WritePhase::Switch, 0, std::vector<uint8_t>(front.begin(), front.begin() + sizeof(Ehdr)), WriteKind::ElfHeader});
   plan.writes = std::move(staged);
   return true;
 }

@@ -187,13 +187,13 @@ bool is_local(uint8_t info) { return (info >> 4) == 0; }  // STB_LOCAL
 
 // One write covering every byte of a table that changes (none when nothing does).
 void add_changed_span(std::vector<PlannedWrite>& writes, uint64_t offset, std::span<const uint8_t> before,
-                      const std::vector<uint8_t>& after, const char* what) {
+                      const std::vector<uint8_t>& after, WriteKind kind) {
   size_t first = 0, last = after.size();
   while (first < last && before[first] == after[first]) ++first;
   while (last > first && before[last - 1] == after[last - 1]) --last;
   if (first < last)
     writes.push_back(
-        {WritePhase::Commit, offset + first, std::vector<uint8_t>(after.begin() + first, after.begin() + last), what});
+        {WritePhase::Commit, offset + first, std::vector<uint8_t>(after.begin() + first, after.begin() + last), kind});
 }
 
 }  // namespace
@@ -478,7 +478,7 @@ void SymbolRenamer<E>::remap_relocations(const MappedElfView<E>& view, std::vect
       if (symbol < order_.size() && symbol != new_index[symbol])
         *info = make_info<E>(new_index[symbol], info_type<E>(*info));
     }
-    add_changed_span(writes, table.range.offset, old, out, "relocations");
+    add_changed_span(writes, table.range.offset, old, out, WriteKind::Relocations);
   }
 }
 
@@ -490,19 +490,19 @@ std::vector<PlannedWrite> SymbolRenamer<E>::writes(const MappedElfView<E>& view,
   const SymbolTables& t = tables_;
   uint64_t symtab_size = t.count * sizeof(elf::Sym<E>);
   add_changed_span(out, t.symtab_offset, view.bytes().subspan(t.symtab_offset, symtab_size),
-                   new_symbol_table(view, offsets), "dynamic symbols");
+                   new_symbol_table(view, offsets), WriteKind::DynamicSymbols);
   if (resorted_ && t.versym_offset) {
     auto old = view.bytes().subspan(*t.versym_offset, t.count * 2);
     std::vector<uint8_t> permuted(old.size());
     for (uint64_t p = 0; p < t.count; ++p) std::memcpy(permuted.data() + p * 2, old.data() + order_[p] * 2, 2);
-    add_changed_span(out, *t.versym_offset, old, permuted, "symbol versions");
+    add_changed_span(out, *t.versym_offset, old, permuted, WriteKind::SymbolVersions);
   }
   if (t.gnu_hash)
     add_changed_span(out, t.gnu_hash->offset, view.bytes().subspan(t.gnu_hash->offset, t.gnu_hash->size),
-                     new_gnu_hash(view), "GNU hash table");
+                     new_gnu_hash(view), WriteKind::GnuHash);
   if (t.sysv_hash)
     add_changed_span(out, t.sysv_hash->offset, view.bytes().subspan(t.sysv_hash->offset, t.sysv_hash->size),
-                     new_sysv_hash(view), "hash table");
+                     new_sysv_hash(view), WriteKind::SysvHash);
   if (resorted_) remap_relocations(view, out);
   return out;
 }

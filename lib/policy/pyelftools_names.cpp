@@ -2,38 +2,13 @@
 
 #include <map>
 
+#include "runpatch/reading/machines.hpp"
+
 namespace runpatch::pyelftools {
 
 std::string machine_arch(uint16_t machine) {
-  // The machines Nixpkgs builds for or meets in binary packages (pyelftools 0.29 names).
-  static const std::map<uint16_t, std::string> names = {
-      {2, "SPARC"},
-      {3, "x86"},
-      {4, "Motorola 68000"},
-      {8, "MIPS"},
-      {15, "Hewlett-Packard PA-RISC"},
-      {18, "Enhanced SPARC"},
-      {20, "PowerPC"},
-      {21, "64-bit PowerPC"},
-      {22, "IBM System/390"},
-      {40, "ARM"},
-      {41, "Digital Alpha"},
-      {42, "Hitachi SH"},
-      {43, "SPARC Version 9"},
-      {50, "Intel IA-64"},
-      {62, "x64"},
-      {94, "Tensilica Xtensa"},
-      {113, "Altera Nios II"},
-      {183, "AArch64"},
-      {189, "Xilinx MicroBlaze 32-bit RISC"},
-      {190, "NVIDIA CUDA"},
-      {224, "AMD GPU"},
-      {243, "RISC-V"},
-      {247, "Linux BPF - in-kernel virtual machine"},
-      {252, "C-SKY"},
-  };
-  auto it = names.find(machine);
-  return it == names.end() ? "<unknown>" : it->second;
+  const MachineFacts* facts = machine_facts(machine);
+  return facts && !facts->pyelftools.empty() ? std::string(facts->pyelftools) : "<unknown>";
 }
 
 std::string osabi(uint8_t value) {

@@ -3,24 +3,14 @@
 
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/reading/elf_types.hpp"
+#include "runpatch/reading/machines.hpp"
 
 namespace runpatch {
 
 std::string machine_name(uint16_t machine) {
-  switch (machine) {
-    case elf::EM_386: return "i386";
-    case elf::EM_X86_64: return "x86-64";
-    case elf::EM_AARCH64: return "aarch64";
-    case elf::EM_ARM: return "arm";
-    case elf::EM_PPC: return "ppc";
-    case elf::EM_PPC64: return "ppc64";
-    case elf::EM_RISCV: return "riscv";
-    case elf::EM_S390: return "s390";
-    case elf::EM_MIPS: return "mips";
-    case elf::EM_SPARCV9: return "sparcv9";
-    case elf::EM_LOONGARCH: return "loongarch";
-    default: return fmt::format("machine-{}", machine);
-  }
+  const MachineFacts* facts = machine_facts(machine);
+  if (facts && !facts->name.empty()) return std::string(facts->name);
+  return fmt::format("machine-{}", machine);
 }
 
 std::string osabi_name(uint8_t osabi) {

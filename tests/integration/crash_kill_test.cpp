@@ -287,7 +287,7 @@ class LibraryCrashSafety : public ::testing::Test {
     ASSERT_TRUE(planned) << planned.error().message();
     planned_writes_ = planned->writes.size();
     for (const auto& w : planned->writes)
-      if (w.what == "symbol value") symbol_values_.push_back(w);
+      if (w.kind == WriteKind::SymbolValue) symbol_values_.push_back(w);
   }
 
   // The library loads (the program prints through it) and reads as old or new.

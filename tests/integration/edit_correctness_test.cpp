@@ -343,20 +343,20 @@ TEST_F(EditVerification, AWriteIntoCodeIsCaught) {
 
 TEST_F(EditVerification, AMissingCommitIsCaught) {
   fs::path file = copy("prog");
-  for (const char* dropped : {"ELF and program headers", "program headers", "ELF header"}) {
+  for (WriteKind dropped : {WriteKind::ElfAndProgramHeaders, WriteKind::ProgramHeaders, WriteKind::ElfHeader}) {
     EditTestHooks without;
     without.drop_writes = dropped;
     auto probe = edit_elf_file(file, new_runpath(), EditOptions{.dry_run = true});
     ASSERT_TRUE(probe);
     bool has = std::any_of(probe->writes.begin(), probe->writes.end(),
-                           [&](const WrittenRange& w) { return w.what == dropped; });
+                           [&](const WrittenRange& w) { return w.kind == dropped; });
     if (!has) continue;
     expect_refused(file, new_runpath(), EditOptions{}, without, "DT_RUNPATH");
   }
   EditRequest interp;
   interp.interpreter = "/lib64/ld-linux-x86-64.so.3";
   EditTestHooks without;
-  without.drop_writes = "interpreter";
+  without.drop_writes = WriteKind::Interpreter;
   expect_refused(file, interp, EditOptions{}, without, "interpreter");
 }
 
@@ -366,7 +366,7 @@ TEST_F(EditVerification, AStaleVersionNeedIsCaught) {
   EditRequest request;
   request.replace_needed = {{"libversioned.so", "libother.so"}};
   EditTestHooks without;
-  without.drop_writes = "version need file";
+  without.drop_writes = WriteKind::VersionNeedFile;
   expect_refused(dir / "prog", request, EditOptions{}, without, "version need files");
 }
 

@@ -60,7 +60,8 @@ void crash_at_every_write(const test::FixtureArch& arch, const std::string& new_
     if (info->runpath == old_runpath) {
       // The old file: only bytes nothing references may differ (past the old end or unused strings).
       for (const auto& w : planned->writes) {
-        bool header = w.what == "dynamic section" || w.what == "ELF and program headers" || w.what == "ELF header";
+        bool header = w.kind == WriteKind::DynamicSection || w.kind == WriteKind::ElfAndProgramHeaders ||
+                      w.kind == WriteKind::ElfHeader;
         if (header) {
           EXPECT_TRUE(
               std::equal(original.begin() + w.offset, original.begin() + w.offset + w.size, now.begin() + w.offset))

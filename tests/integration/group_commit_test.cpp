@@ -53,7 +53,7 @@ class GroupCommit : public ::testing::Test {
     ASSERT_EQ(edited->written_as, WrittenAs::IntoFileStaged);
     intended_ = test::read_file(alone);
     for (const auto& w : edited->writes)
-      if (w.what == "symbol value") symbol_values_.push_back(w);
+      if (w.kind == WriteKind::SymbolValue) symbol_values_.push_back(w);
     fs::remove(alone);
   }
 

@@ -284,13 +284,13 @@ TEST(RenameSymbols, VerifierRefusesIncompletePlans) {
   build_many(host(), dir);
   fs::path lib = dir / "lib/libmany.so";
   auto bytes = test::read_file(lib);
-  for (const char* dropped : {"GNU hash table", "relocations", "dynamic symbols"}) {
+  for (WriteKind dropped : {WriteKind::GnuHash, WriteKind::Relocations, WriteKind::DynamicSymbols}) {
     EditOptions options;
     options.in_place = true;  // the tables stay where they are (a copy of them would take the writes instead)
     EditTestHooks without;
     without.drop_writes = dropped;
     auto outcome = edit_elf_file_for_testing(lib, renaming(every_third_function()), options, without);
-    ASSERT_FALSE(outcome) << dropped << " dropped, yet the plan was accepted";
+    ASSERT_FALSE(outcome) << write_kind_name(dropped) << " dropped, yet the plan was accepted";
     EXPECT_NE(outcome.error().message().find("edit verification failed"), std::string::npos)
         << outcome.error().message();
     EXPECT_EQ(test::read_file(lib), bytes);

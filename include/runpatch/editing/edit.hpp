@@ -127,10 +127,65 @@ enum class EditStrategy {
   Appended,   // new tables in a segment appended to the file
 };
 
+// The ways an edit finds room (docs/editing.md §3 names each); an edit's
+// layout is the list of those it took, in order.
+enum class LayoutStep {
+  InterpreterInPlace,         // interpreter rewritten in place
+  StringsInUnusedBytes,       // new strings in unused bytes of the string table
+  StringOverOwnBytes,         // string rewritten over its own bytes
+  HeaderFieldsInPlace,        // fixed-size fields rewritten in place
+  ResolutionCacheRemoved,     // resolution cache removed
+  ResolutionCacheInPlace,     // resolution cache rewritten in place
+  ReplacedEarlierSegment,     // the segment of an earlier edit replaced
+  ReusedNullEntry,            // a PT_NULL program header reused
+  ReusedDuplicateNote,        // the PT_NOTE that duplicates PT_GNU_PROPERTY reused
+  EvacuatedAfterTable,        // what followed the program headers moved into the new segment
+  MovedProgramHeaders,        // the program header table moved into the new segment
+  ResolutionCacheOwnSegment,  // resolution cache in a read-only segment of its own
+  ResolutionCacheSegment,     // resolution cache in the read-only segment
+};
+
+std::string_view layout_step_name(LayoutStep step);
+std::string describe_layout(const std::vector<LayoutStep>& layout);  // the names joined by "; "
+
+// What a write changes: callers, tests and the verifier tell writes apart by
+// kind; the text users see (WrittenRange::what) is derived from it.
+enum class WriteKind {
+  Interpreter,
+  DynamicStrings,
+  DynamicSection,
+  ProgramHeader,          // one entry
+  ProgramHeaders,         // the whole table
+  ProgramHeadersInterim,  // a staged commit's interim copy of the table
+  ElfHeader,
+  ElfHeaderInterim,      // a staged commit's header pointing at the interim copy
+  ElfAndProgramHeaders,  // adjacent, in one write
+  SectionHeader,         // one entry
+  SectionHeaders,        // the whole table
+  AppendedSegment,
+  ResolutionCacheNote,
+  OldResolutionCacheNote,  // a replaced note cleared or neutralized
+  VersionNeedFile,         // vn_file of a Verneed
+  SymbolValue,             // st_value of a symbol in a moved section
+  DynamicSymbols,          // a symbol rename's tables
+  SymbolVersions,
+  GnuHash,
+  SysvHash,
+  Relocations,
+  OsAbi,  // header fields (fold_header_fields)
+  StackFlags,
+  StackEntry,     // PT_GNU_STACK made from a PT_NULL entry
+  SymbolVersion,  // one symbol's .gnu.version entry; subject: its name
+  Injected,       // edit_testing.hpp's inject_write
+};
+
+std::string_view write_kind_name(WriteKind kind);
+
 struct WrittenRange {
   uint64_t offset = 0;
   uint64_t size = 0;
-  std::string what;
+  WriteKind kind = WriteKind::Injected;
+  std::string what;  // the kind in words (with the symbol of a SymbolVersion write)
 };
 
 // How the edited bytes reached the disk.
@@ -145,7 +200,8 @@ enum class WrittenAs {
 struct EditOutcome {
   EditStrategy strategy = EditStrategy::Unchanged;
   WrittenAs written_as = WrittenAs::NotWritten;
-  std::string layout_description;  // how room was found (docs/editing.md names each way)
+  std::vector<LayoutStep> layout;  // how room was found
+  std::string layout_description;  // describe_layout(layout)
   std::vector<WrittenRange> writes;
   uint64_t old_size = 0;
   uint64_t new_size = 0;

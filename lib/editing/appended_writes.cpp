@@ -1,0 +1,385 @@
+// Phases 5 and 6 of an appended segment: the new program headers and
+// dynamic entries, the segment's bytes, the section headers, and the writes
+// that prepare, commit and clean up the edit.
+#include "editing/appended_layout.hpp"
+
+namespace runpatch {
+
+namespace {
+
+struct MovedSection {
+  size_t index;
+  uint64_t old_addr, old_size, new_addr;
+};
+
+template <class E>
+void describe(elf::Phdr<E>& ph, uint32_t type, uint32_t flags, uint64_t offset, uint64_t vaddr, uint64_t size,
+              uint64_t align) {
+  ph.p_type = type;
+  ph.p_flags = flags;
+  ph.p_offset = offset;
+  ph.p_vaddr = vaddr;
+  ph.p_paddr = vaddr;
+  ph.p_filesz = size;
+  ph.p_memsz = size;
+  ph.p_align = align;
+}
+
+template <class E>
+class AppendedWriter {
+  using Ehdr = elf::Ehdr<E>;
+  using Phdr = elf::Phdr<E>;
+  using Shdr = elf::Shdr<E>;
+  using Dyn = elf::Dyn<E>;
+  using Sym = elf::Sym<E>;
+
+ public:
+  explicit AppendedWriter(const AppendedLayout<E>& layout)
+      : in_(layout.in),
+        view_(layout.in.view),
+        with_dynamic_(layout.with_dynamic),
+        earlier_(layout.earlier),
+        room_(layout.room),
+        strings_(layout.strings),
+        at_(layout.placement),
+        phdrs_(program_headers()),
+        dynamic_(rebased_dynamic()) {}
+
+  Expected<EditPlan> plan() const {
+    std::vector<uint8_t> tail = segment_bytes();
+    EditPlan plan;
+    neutralize_shared_note(plan, tail);
+    std::vector<uint8_t> header = in_.copy_range(0, sizeof(Ehdr));
+    auto* new_eh = struct_at<Ehdr>(header, 0);
+    RUNPATCH_TRY(auto moved, update_section_headers(plan, tail, *new_eh));
+    if (view_.ehdr().e_phnum == elf::PN_XNUM)
+      return view_.error("extended program header numbering (PN_XNUM) cannot grow");
+    new_eh->e_phnum = static_cast<uint16_t>(phdrs_.size());
+    plan.strategy = EditStrategy::Appended;
+    plan.fits_later_tools = !room_.move_phdrs && (!room_.grow_in_place || room_.room_for_patchelf);
+    plan.layout = room_.layout;
+    if (earlier_.place_note)
+      plan.layout.push_back(earlier_.note_load ? LayoutStep::ResolutionCacheOwnSegment
+                                               : LayoutStep::ResolutionCacheSegment);
+    plan.new_size = at_.seg_off + tail.size();
+    plan.reclaimed_from = at_.reclaimed_from;
+    plan.writes.push_back({WritePhase::Prepare, at_.seg_off, std::move(tail), WriteKind::AppendedSegment});
+    add_header_writes(plan, std::move(header));
+    // A new interpreter that fits where the old one is, while the segment is appended for other reasons.
+    if (in_.interp.changed && !room_.move_interp) plan.writes.push_back(interpreter_write(in_, WritePhase::Commit));
+    // Without the dynamic section, the strings stay where the in-place layout put them (and wrote these).
+    if (with_dynamic_) {
+      CarriedSpans carried;
+      for (const auto& c : at_.carried) carried.emplace_back(c.off, c.size);
+      add_version_need_writes(in_, strings_.offsets, plan, carried);
+      add_symbol_rename_writes(in_, strings_.offsets, plan, carried);
+    }
+    add_symbol_updates(plan, moved, with_dynamic_ ? at_.seg_vaddr + at_.rel.dynamic : in_.table.vaddr);
+    plan.warnings = at_.warnings;
+    return plan;
+  }
+
+ private:
+  // ---- Phase 5: program headers and dynamic entries ---------------------------
+
+  std::vector<Phdr> program_headers() const {
+    std::vector<Phdr> phdrs = room_.phdrs;
+    uint64_t page = in_.page_size();
+    size_t load_at = room_.load_at;
+    auto note_size = earlier_.note_bytes.size();
+    // The loader may write DT_DEBUG and relocate the dynamic table; notes and headers are only read.
+    describe<E>(phdrs[load_at], elf::PT_LOAD, with_dynamic_ ? elf::PF_R | elf::PF_W : elf::PF_R, at_.seg_off,
+                at_.seg_vaddr, at_.rel.size, page);
+    if (earlier_.note_load)
+      describe<E>(phdrs[load_at + 1], elf::PT_LOAD, elf::PF_R, at_.note_off, at_.note_vaddr, note_size, page);
+    if (room_.note_at)
+      describe<E>(phdrs[*room_.note_at], elf::PT_NOTE, elf::PF_R, at_.note_off, at_.note_vaddr, note_size, 4);
+    for (size_t i = 0; i < phdrs.size(); ++i)
+      if (i != load_at && i != room_.note_at && !(earlier_.note_load && i == load_at + 1))
+        move_segment_entry(phdrs[i], phdrs.size() * sizeof(Phdr));
+    return phdrs;
+  }
+
+  void point(Phdr& ph, uint64_t rel, std::optional<uint64_t> size = std::nullopt) const {
+    ph.p_offset = at_.seg_off + rel;
+    ph.p_vaddr = at_.seg_vaddr + rel;
+    ph.p_paddr = at_.seg_vaddr + rel;
+    if (size) ph.p_filesz = ph.p_memsz = *size;
+  }
+
+  // An existing entry whose contents moved into the new segment follows them.
+  void move_segment_entry(Phdr& ph, uint64_t table_size) const {
+    if (ph.p_type == elf::PT_DYNAMIC && with_dynamic_) {
+      point(ph, at_.rel.dynamic, at_.dyn_slots * sizeof(Dyn));
+    } else if (ph.p_type == elf::PT_INTERP && room_.move_interp) {
+      point(ph, at_.rel.interp, room_.interp_text.size() + 1);
+    } else if (ph.p_type == elf::PT_NOTE || ph.p_type == elf::PT_GNU_PROPERTY) {
+      for (const auto& c : at_.carried)
+        if (ph.p_offset == c.off && ph.p_filesz == c.size) point(ph, c.rel);
+    } else if (ph.p_type == elf::PT_PHDR && room_.grow_in_place) {
+      ph.p_filesz = ph.p_memsz = table_size;
+    } else if (ph.p_type == elf::PT_PHDR && room_.move_phdrs) {
+      point(ph, at_.rel.phdrs, table_size);
+    }
+  }
+
+  DynamicModel rebased_dynamic() const {
+    DynamicModel model = strings_.model;
+    if (!with_dynamic_) return model;
+    for (auto& e : model.entries) {
+      for (const auto& c : at_.carried)
+        if (c.dynamic_tag != 0 && e.tag == c.dynamic_tag) e.value = at_.seg_vaddr + c.rel;
+      if (e.tag == elf::DT_STRTAB) e.value = at_.seg_vaddr + at_.rel.strtab;
+      if (e.tag == elf::DT_STRSZ) e.value = strings_.strtab.size();
+      if (e.tag == elf::DT_MIPS_RLD_MAP_REL) {
+        // Relative to its own entry's address, which moves with the table.
+        uint64_t index = &e - model.entries.data();
+        uint64_t old_addr = in_.table.vaddr + index * sizeof(Dyn);
+        e.value = e.value + old_addr - (at_.seg_vaddr + at_.rel.dynamic + index * sizeof(Dyn));
+      }
+    }
+    return model;
+  }
+
+  // ---- Phase 6: the appended bytes and the writes -----------------------------
+
+  // The segments, then a copy of the section headers. The padding before the
+  // segment is not written: past the old end it reads as zeros anyway.
+  std::vector<uint8_t> segment_bytes() const {
+    const auto& rel = at_.rel;
+    std::vector<uint8_t> tail(rel.size, 0);
+    if (with_dynamic_) {
+      std::memcpy(tail.data() + rel.strtab, strings_.strtab.data(), strings_.strtab.size());
+      auto dyn_bytes = serialize_dynamic<E>(dynamic_, at_.dyn_slots);
+      std::memcpy(tail.data() + rel.dynamic, dyn_bytes.data(), dyn_bytes.size());
+    }
+    if (room_.move_interp)
+      std::memcpy(tail.data() + rel.interp, room_.interp_text.c_str(), room_.interp_text.size() + 1);
+    if (room_.move_phdrs) std::memcpy(tail.data() + rel.phdrs, phdrs_.data(), phdrs_.size() * sizeof(Phdr));
+    for (const auto& c : at_.carried) std::memcpy(tail.data() + c.rel, view_.bytes().data() + c.off, c.size);
+    if (with_dynamic_) write_renames_into_copies(tail);
+    if (earlier_.place_note) {
+      tail.resize(at_.note_off + earlier_.note_bytes.size() - at_.seg_off, 0);
+      std::memcpy(tail.data() + (at_.note_off - at_.seg_off), earlier_.note_bytes.data(), earlier_.note_bytes.size());
+    }
+    return tail;
+  }
+
+  // A version-need table or renamed symbols' tables that moved take the new
+  // names in the copy (add_version_need_writes skips them in the file).
+  void write_renames_into_copies(std::vector<uint8_t>& tail) const {
+    for (const auto& rename : in_.version_need_renames)
+      for (const auto& c : at_.carried)
+        if (rename.field_offset >= c.off && rename.field_offset + 4 <= c.off + c.size) {
+          auto* field = struct_at<typename E::Word>(tail, c.rel + (rename.field_offset - c.off));
+          *field = static_cast<uint32_t>(strings_.offsets.at(rename.text));
+        }
+    for (const auto& w : in_.renamer.writes(view_, strings_.offsets))
+      for (const auto& c : at_.carried) {
+        uint64_t from = std::max(w.offset, c.off), to = std::min(w.offset + w.bytes.size(), c.off + c.size);
+        if (from < to) std::memcpy(tail.data() + c.rel + (from - c.off), w.bytes.data() + (from - w.offset), to - from);
+      }
+  }
+
+  // A note sharing its segment stays where it is, as a note no loader reads (in its copy too).
+  void neutralize_shared_note(EditPlan& plan, std::vector<uint8_t>& tail) const {
+    if (!earlier_.replace_existing || earlier_.existing_alone) return;
+    const NoteRef& old = *in_.note.existing;
+    auto header = neutralized_note_header(view_, old);
+    plan.writes.push_back({WritePhase::Prepare, old.offset, header, WriteKind::OldResolutionCacheNote});
+    for (const auto& c : at_.carried)
+      if (old.offset >= c.off && old.offset + header.size() <= c.off + c.size)
+        std::memcpy(tail.data() + c.rel + (old.offset - c.off), header.data(), header.size());
+  }
+
+  // The section headers, updated where they are when their number stays (only
+  // tools read them, so they follow after the commit and cost no bytes), or
+  // appended after the segment when a section is added (the ELF header's
+  // write then switches e_shoff too).
+  Expected<std::vector<MovedSection>> update_section_headers(EditPlan& plan, std::vector<uint8_t>& tail,
+                                                             Ehdr& new_eh) const {
+    if (view_.shdrs().empty()) return std::vector<MovedSection>();
+    std::vector<Shdr> shdrs(view_.shdrs().begin(), view_.shdrs().end());
+    auto moved = move_sections(shdrs);
+    if (earlier_.replace_existing)
+      RUNPATCH_CHECK(update_note_section(shdrs, new_eh, tail));
+    else if (earlier_.place_note)
+      RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail));
+    auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
+    if (shdrs.size() == view_.shdrs().size()) {
+      plan.writes.push_back(
+          {WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff), std::move(sh_bytes), WriteKind::SectionHeaders});
+      return moved;
+    }
+    uint64_t shoff = align_up(at_.seg_off + tail.size(), 8);
+    tail.resize(shoff - at_.seg_off, 0);
+    tail.insert(tail.end(), sh_bytes.begin(), sh_bytes.end());
+    new_eh.e_shoff = shoff;
+    return moved;
+  }
+
+  // The sections whose bytes moved into the segment follow them.
+  std::vector<MovedSection> move_sections(std::vector<Shdr>& shdrs) const {
+    const Phdr* interp = view_.find_phdr(elf::PT_INTERP);
+    std::vector<MovedSection> moved;
+    auto move = [&](size_t index, uint64_t rel, uint64_t size) {
+      Shdr& sh = shdrs[index];
+      moved.push_back({index, uint64_t(sh.sh_addr), uint64_t(sh.sh_size), at_.seg_vaddr + rel});
+      sh.sh_offset = at_.seg_off + rel;
+      sh.sh_addr = at_.seg_vaddr + rel;
+      sh.sh_size = size;
+    };
+    for (size_t i = 0; i < shdrs.size(); ++i) {
+      const Shdr& sh = shdrs[i];
+      bool allocated = sh.sh_flags & elf::SHF_ALLOC;
+      if (with_dynamic_ && sh.sh_type == elf::SHT_DYNAMIC && sh.sh_offset == in_.table.offset)
+        move(i, at_.rel.dynamic, at_.dyn_slots * sizeof(Dyn));
+      else if (with_dynamic_ && sh.sh_type == elf::SHT_STRTAB && allocated && sh.sh_offset == in_.table.strtab_offset)
+        move(i, at_.rel.strtab, strings_.strtab.size());
+      else if (room_.move_interp && interp && sh.sh_type == elf::SHT_PROGBITS && sh.sh_offset == interp->p_offset &&
+               allocated)
+        move(i, at_.rel.interp, room_.interp_text.size() + 1);
+      else if (allocated && sh.sh_type != elf::SHT_NOBITS && sh.sh_size > 0)
+        for (const auto& c : at_.carried)
+          if (sh.sh_offset >= c.off && uint64_t(sh.sh_offset) + uint64_t(sh.sh_size) <= c.off + c.size) {
+            move(i, c.rel + (uint64_t(sh.sh_offset) - c.off), sh.sh_size);
+            break;
+          }
+    }
+    return moved;
+  }
+
+  // The old note's section header follows the new note, or retires with it.
+  Status update_note_section(std::vector<Shdr>& shdrs, Ehdr& eh, std::vector<uint8_t>& tail) const {
+    bool alone = in_.note.existing->alone;
+    if (in_.note.existing_section) {
+      Shdr& sh = shdrs[*in_.note.existing_section];
+      if (earlier_.place_note && alone) {
+        sh.sh_offset = at_.note_off;
+        sh.sh_addr = at_.note_vaddr;
+        sh.sh_size = earlier_.note_bytes.size();
+        return {};
+      }
+      sh.sh_name = 0;
+      if (alone) sh = Shdr{};  // SHT_NULL: every field zero (gABI)
+    }
+    if (earlier_.place_note) return add_note_section(shdrs, eh, tail);
+    return {};
+  }
+
+  // A new .note.nixos.ldcache section header; its name goes into a copy of
+  // the section name table at the end of the file when the table lacks it.
+  Status add_note_section(std::vector<Shdr>& shdrs, Ehdr& eh, std::vector<uint8_t>& tail) const {
+    uint32_t names = view_.shstrndx();
+    bool extended_count = view_.ehdr().e_shnum == 0;
+    if (names == 0 || names >= shdrs.size() || shdrs.size() + 1 >= elf::SHN_LORESERVE)
+      return {};  // the segment suffices
+    Shdr& table = shdrs[names];
+    if (!view_.in_file(table.sh_offset, table.sh_size)) return {};
+    auto old_names = view_.bytes().subspan(table.sh_offset, table.sh_size);
+    std::optional<uint64_t> name = find_string_in_table(old_names, kResolutionCacheSection);
+    if (!name) {
+      name = old_names.size();
+      table.sh_offset = at_.seg_off + tail.size();
+      tail.insert(tail.end(), old_names.begin(), old_names.end());
+      tail.insert(tail.end(), kResolutionCacheSection.begin(), kResolutionCacheSection.end());
+      tail.push_back(0);
+      table.sh_size = tail.size() - (uint64_t(table.sh_offset) - at_.seg_off);
+    }
+    Shdr sh{};
+    sh.sh_name = uint32_t(*name);
+    sh.sh_type = elf::SHT_NOTE;
+    sh.sh_flags = elf::SHF_ALLOC;
+    sh.sh_addr = at_.note_vaddr;
+    sh.sh_offset = at_.note_off;
+    sh.sh_size = earlier_.note_bytes.size();
+    sh.sh_addralign = 4;
+    shdrs.push_back(sh);
+    if (extended_count)
+      shdrs[0].sh_size = shdrs.size();
+    else
+      eh.e_shnum = static_cast<uint16_t>(shdrs.size());
+    return {};
+  }
+
+  // The commit: the ELF header (and the program headers, adjacent in every linker layout).
+  void add_header_writes(EditPlan& plan, std::vector<uint8_t> header) const {
+    auto* new_eh = struct_at<Ehdr>(header, 0);
+    uint64_t phoff = view_.ehdr().e_phoff;
+    if (room_.move_phdrs) {
+      new_eh->e_phoff = at_.seg_off + at_.rel.phdrs;
+      plan.writes.push_back({WritePhase::Commit, 0, std::move(header), WriteKind::ElfHeader});
+      return;
+    }
+    auto table = bytes_of(std::span<const Phdr>(phdrs_));
+    if (phoff == sizeof(Ehdr)) {
+      // Header and program headers are adjacent: one write switches the file.
+      header.insert(header.end(), table.begin(), table.end());
+      plan.writes.push_back({WritePhase::Commit, 0, std::move(header), WriteKind::ElfAndProgramHeaders});
+    } else {
+      plan.writes.push_back({WritePhase::Commit, phoff, std::move(table), WriteKind::ProgramHeaders});
+      plan.writes.push_back({WritePhase::Commit, 0, std::move(header), WriteKind::ElfHeader});
+    }
+  }
+
+  // The value a symbol takes when its section or the dynamic section moved.
+  std::optional<uint64_t> moved_value(const Sym& sym, const std::vector<MovedSection>& moved, const Shdr& strtab,
+                                      uint64_t new_dynamic) const {
+    std::optional<uint64_t> value;
+    for (const auto& m : moved)
+      if (sym.st_shndx == m.index && sym.st_value >= m.old_addr && sym.st_value <= m.old_addr + m.old_size)
+        value = uint64_t(sym.st_value) - m.old_addr + m.new_addr;
+    if (!value && sym.st_value == in_.table.vaddr) {
+      auto name = view_.string_at(strtab.sh_offset, strtab.sh_size, sym.st_name, "symbol");
+      if (name && *name == "_DYNAMIC") value = new_dynamic;
+    }
+    return value;
+  }
+
+  // Symbols defined in a moved section (section symbols, _DYNAMIC) follow it, so
+  // that debuggers and eu-elflint agree with the program headers. Only tools read these.
+  void add_symbol_updates(EditPlan& plan, const std::vector<MovedSection>& moved, uint64_t new_dynamic) const {
+    if (moved.empty() && new_dynamic == in_.table.vaddr) return;  // no symbol can change: spare the walk
+    auto shdrs = view_.shdrs();
+    for (const auto& sh : shdrs) {
+      if ((sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM) || sh.sh_entsize != sizeof(Sym) ||
+          sh.sh_link >= shdrs.size())
+        continue;
+      const auto& strtab = shdrs[sh.sh_link];
+      auto symbols = view_.template table_at<Sym>(sh.sh_offset, uint64_t(sh.sh_size) / sizeof(Sym), "symbol table");
+      if (!symbols || !view_.in_file(strtab.sh_offset, strtab.sh_size)) continue;
+      for (size_t i = 0; i < symbols->size(); ++i) {
+        auto value = moved_value((*symbols)[i], moved, strtab, new_dynamic);
+        if (!value) continue;
+        Sym updated = (*symbols)[i];
+        updated.st_value = *value;
+        uint64_t position = sh.sh_type == elf::SHT_DYNSYM ? in_.renamer.new_position(i) : i;  // a rename may move it
+        plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + position * sizeof(Sym),
+                               bytes_of(std::span<const Sym>(&updated, 1)), WriteKind::SymbolValue});
+      }
+    }
+  }
+
+  const PlanInputs<E>& in_;
+  const MappedElfView<E>& view_;
+  const bool with_dynamic_;
+  const EarlierSegments<E>& earlier_;
+  const Room<E>& room_;
+  const PlacedStrings& strings_;
+  const Placement& at_;
+  const std::vector<Phdr> phdrs_;  // the new program header table
+  const DynamicModel dynamic_;     // the new dynamic section
+};
+
+}  // namespace
+
+template <class E>
+Expected<EditPlan> appended_writes(const AppendedLayout<E>& layout) {
+  return AppendedWriter<E>(layout).plan();
+}
+
+#define RUNPATCH_INSTANTIATE(E) template Expected<EditPlan> appended_writes(const AppendedLayout<E>&);
+RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
+#undef RUNPATCH_INSTANTIATE
+
+}  // namespace runpatch

@@ -1,0 +1,87 @@
+#include "editing/string_placer.hpp"
+
+#include <cstring>
+
+#include "editing/layout_math.hpp"
+#include "editing/string_space.hpp"
+
+namespace runpatch {
+
+template <class E>
+std::optional<PlacedStrings> StringPlacer<E>::in_unused_bytes(const std::vector<ByteRange>& used_now) const {
+  PlacedStrings placed{in_.model, in_.copy_range(in_.table.strtab_offset, in_.table.strtab_size), {}};
+  StringSpace space(in_.table.strtab_size, used_now);
+  auto place = [&](const std::string& text) -> std::optional<uint64_t> {
+    if (auto it = placed.offsets.find(text); it != placed.offsets.end()) return it->second;
+    auto at = space.allocate(text.size() + 1);
+    if (!at) return std::nullopt;
+    std::memcpy(placed.strtab.data() + *at, text.c_str(), text.size() + 1);
+    placed.offsets[text] = *at;
+    return at;
+  };
+  for (auto& e : placed.model.entries) {
+    if (!e.changed || !e.text) continue;
+    auto at = place(*e.text);
+    if (!at) return std::nullopt;
+    e.value = *at;
+  }
+  for (const auto& rename : in_.version_need_renames)
+    if (!place(rename.text)) return std::nullopt;
+  for (const auto& name : in_.renamer.new_names())
+    if (!place(name)) return std::nullopt;
+  return placed;
+}
+
+// Index of the only changed entry when the edit is "this one string, same place in the table".
+template <class E>
+std::optional<size_t> StringPlacer<E>::single_changed_entry() const {
+  const auto &now = in_.model.entries, &before = in_.original.entries;
+  if (now.size() != before.size() || !in_.version_need_renames.empty() || !in_.renamer.empty()) return std::nullopt;
+  std::optional<size_t> only;
+  for (size_t i = 0; i < now.size(); ++i) {
+    if (!now[i].changed) continue;
+    if (only || now[i].tag != before[i].tag || !before[i].text) return std::nullopt;
+    only = i;
+  }
+  return only;
+}
+
+template <class E>
+std::optional<PlacedStrings> StringPlacer<E>::over_own_bytes(const std::vector<ByteRange>& survives) const {
+  auto single = single_changed_entry();
+  if (!single) return std::nullopt;
+  PlacedStrings placed{in_.model, in_.copy_range(in_.table.strtab_offset, in_.table.strtab_size), {}};
+  auto& entry = placed.model.entries[*single];
+  uint64_t at = in_.original.entries[*single].value;
+  StringSpace reusable(in_.table.strtab_size, survives);
+  if (!reusable.claim(at, entry.text->size() + 1)) return std::nullopt;
+  std::memcpy(placed.strtab.data() + at, entry.text->c_str(), entry.text->size() + 1);
+  entry.value = at;
+  placed.offsets[*entry.text] = at;
+  return placed;
+}
+
+template <class E>
+PlacedStrings StringPlacer<E>::in_extended_table(uint64_t kept_size) const {
+  PlacedStrings placed{in_.model, {}, {}};
+  std::vector<std::string> added;
+  for (const auto& e : placed.model.entries)
+    if (e.changed && e.text && !DynamicModel::is_runpath_entry(e)) added.push_back(*e.text);
+  for (const auto& rename : in_.version_need_renames) added.push_back(rename.text);
+  for (const auto& name : in_.renamer.new_names()) added.push_back(name);
+  for (const auto& e : placed.model.entries)
+    if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) added.push_back(*e.text);
+  auto table =
+      layout::extended_string_table(in_.view.bytes().subspan(in_.table.strtab_offset, kept_size), added, kStringSlack);
+  placed.strtab = std::move(table.bytes);
+  placed.offsets = std::move(table.offsets);
+  for (auto& e : placed.model.entries)
+    if (e.changed && e.text) e.value = placed.offsets[*e.text];
+  return placed;
+}
+
+#define RUNPATCH_INSTANTIATE(E) template class StringPlacer<E>;
+RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
+#undef RUNPATCH_INSTANTIATE
+
+}  // namespace runpatch
