@@ -32,6 +32,7 @@ Command add_apply_command(CLI::App& root);
 Command add_auto_patchelf_command(CLI::App& root);
 Command add_check_command(CLI::App& root);
 Command add_doctor_command(CLI::App& root);
+Command add_trace_command(CLI::App& root);
 // `auto-patchelf ARGS...` (argv after the command name), parsed as Python's argparse would.
 int run_auto_patchelf(const std::vector<std::string>& argv);
 
