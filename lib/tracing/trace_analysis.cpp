@@ -211,6 +211,7 @@ class Joiner {
     }
     size_t requester = process.index_of(load.requester);
     load.request = request_kind(*process.tree.objects[requester].info, load.name);
+    if (!load.path) load.path = already_loaded(process, load);
     // A dlopen of a path without $ORIGIN: the loader does not look for the caller
     // and reports the program as the requester, whoever called.
     if (load.request == LoadRequest::UndeclaredDlopen && load.name.find('/') != std::string::npos &&
@@ -238,6 +239,15 @@ class Joiner {
     env.ld_so_cache = "/nonexistent/runpatch-trace/ld.so.cache";
     env.default_dirs = std::vector<std::string>{};
     return env;
+  }
+
+  // The loader found the last candidate to be an object it had already
+  // loaded under another name (the same inode): no open follows, yet it is found.
+  static std::optional<std::string> already_loaded(const ProcessTree& process, const TracedLoad& load) {
+    if (load.steps.empty()) return std::nullopt;
+    for (const auto& o : process.tree.objects)
+      if (same_file(load.steps.back().path, o.path)) return o.path;
+    return std::nullopt;
   }
 
   ResolutionSession host_, closure_;
