@@ -187,6 +187,7 @@ void name_the_rule(TracedLoad& load, const Resolution& host) {
   load.model_agrees = true;
   for (const auto& a : host.attempts)
     if (a.outcome == AttemptOutcome::Found) load.rule = a.rule;
+  if (host.via == FoundVia::DirectPath) load.rule = "the path asked for";  // the model's words are DT_NEEDED's
   if (host.via == FoundVia::Rpath || host.via == FoundVia::Runpath) load.rule_object = host.via_object;
 }
 
@@ -243,10 +244,13 @@ class Joiner {
 
   // The loader found the last candidate to be an object it had already
   // loaded under another name (the same inode): no open follows, yet it is found.
+  // A path asked for (no search, no steps) is its own candidate.
   static std::optional<std::string> already_loaded(const ProcessTree& process, const TracedLoad& load) {
-    if (load.steps.empty()) return std::nullopt;
+    bool path = load.name.find('/') != std::string::npos && load.name.find('$') == std::string::npos;
+    if (load.steps.empty() && !path) return std::nullopt;
+    const std::string& candidate = load.steps.empty() ? load.name : load.steps.back().path;
     for (const auto& o : process.tree.objects)
-      if (same_file(load.steps.back().path, o.path)) return o.path;
+      if (same_file(candidate, o.path)) return o.path;
     return std::nullopt;
   }
 
