@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <sstream>
 
 #include "fixtures.hpp"
@@ -155,7 +156,9 @@ TEST(Trace, LibraryFoundThroughItsRequestersRunpath) {
   EXPECT_TRUE(same_file((*load)["rule_object"], trace_dir() / "lib/libtrace-host.so"));
   EXPECT_TRUE((*load)["model_agrees"]);
   expect_matches_loader(*load, debug_search(debug_run({"host:libtrace-own.so"}), "libtrace-own.so"));
-  EXPECT_EQ(trace({"host:libtrace-own.so"}, "", {"--fail-on", "host-dependent"}).exit_code, 0);
+  // Only the C library (from ld.so.cache: the fixtures are built by the host's compiler) needs the host.
+  for (const auto& l : t.report["loads"])
+    if (l["host_dependent"]) EXPECT_EQ(l["name"], "libc.so.6") << l.dump(2);
   EXPECT_EQ(trace({"host:libtrace-own.so"}, "", {"--fail-on", "undeclared-dlopen"}).exit_code, 1);
 }
 

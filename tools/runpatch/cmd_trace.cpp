@@ -158,17 +158,26 @@ struct TraceOptions {
 };
 
 // Everything that makes a trace impossible, as one message; or the audit library to use.
-Expected<std::filesystem::path> trace_preflight(const TraceOptions& o) {
+Expected<std::filesystem::path> trace_preflight(const std::vector<std::string>& command) {
   auto audit = trace_audit_library();
   if (!audit)
     return make_error("runpatch-audit.so",
                       "not found beside the runpatch executable (lib/runpatch/ next to its "
                       "bin/); set RUNPATCH_AUDIT_LIBRARY to its path");
   RUNPATCH_TRY(ElfInfo audit_info, read_elf_info(*audit));
-  RUNPATCH_TRY(auto program, program_to_trace(o.command[0]));
+  RUNPATCH_TRY(auto program, program_to_trace(command[0]));
   RUNPATCH_CHECK(check_traceable(program, audit_info));
   return *audit;
 }
+
+}  // namespace
+
+Expected<TraceRun> trace_command(const std::vector<std::string>& command) {
+  RUNPATCH_TRY(auto audit, trace_preflight(command));
+  return run_traced(command, audit);
+}
+
+namespace {
 
 int run_trace(const TraceOptions& o) {
   std::string error;
@@ -177,14 +186,9 @@ int run_trace(const TraceOptions& o) {
     log_error("{}", error);
     return kExitProblem;
   }
-  auto audit = trace_preflight(o);
-  if (!audit) {
-    log_error("cannot trace: {}", audit.error().message());
-    return kExitProblem;
-  }
-  auto run = run_traced(o.command, *audit);
+  auto run = trace_command(o.command);
   if (!run) {
-    log_error("{}", run.error().message());
+    log_error("cannot trace: {}", run.error().message());
     return kExitProblem;
   }
   if (run->records.empty())
