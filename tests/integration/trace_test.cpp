@@ -259,6 +259,23 @@ TEST(Trace, StaticAndForeignProgramsAreRefused) {
   }
 }
 
+// doctor --run: the prediction for the fixture CUDA program, then what it really loaded.
+TEST(Trace, DoctorRunConfirmsItsLibcudaPrediction) {
+  fs::path pkg = test::fixture_arches().at(0).dir / "cuda-pkg";
+  auto run = [&](const std::string& ld_library_path) {
+    return test::run_command({"env", "LD_LIBRARY_PATH=" + ld_library_path, RUNPATCH_CLI, "doctor", "--run", "--",
+                              (pkg / "bin/cuda-prog").string()});
+  };
+  auto found = run((pkg / "driver").string());
+  EXPECT_NE(found.output.find("loaded " + (pkg / "driver/libcuda.so.1").string()), std::string::npos) << found.output;
+  EXPECT_NE(found.output.find(": confirmed"), std::string::npos) << found.output;
+  // Nothing in reach: libcudart's runpath names stubs/, which holds libcuda.so, not libcuda.so.1.
+  auto missing = run("");
+  EXPECT_NE(missing.output.find("loaded nothing (the load failed)"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("predicted: nothing: confirmed"), std::string::npos) << missing.output;
+  EXPECT_EQ(missing.exit_code, 1);
+}
+
 TEST(TraceRecords, EscapesAreUndone) {
   auto records = parse_trace_records("P\t7\t1\t/bin/a\\tb\nS\t7\t4\t\t/x/l\\\\ib\\n.so\nA\t7\t1\n");
   ASSERT_TRUE(records) << records.error().message();

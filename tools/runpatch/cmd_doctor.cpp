@@ -60,6 +60,14 @@ int run_doctor_traced(Doctor& doctor, const SearchEnvironment& env, const std::v
   return report->ok() && agree ? kExitOk : kExitProblem;
 }
 
+// The files one PATH names: itself, or every ELF file of a tree (problems logged).
+std::vector<std::filesystem::path> doctor_files_of(const std::string& path, bool tree) {
+  if (!tree) return {path};
+  auto listing = list_elf_files({path});
+  for (const auto& p : listing.problems) log_error("{}", p.message());
+  return std::move(listing.elf_files);
+}
+
 }  // namespace
 
 Command add_doctor_command(CLI::App& root) {
@@ -96,15 +104,7 @@ Command add_doctor_command(CLI::App& root) {
             for (const auto& path : o->paths) {
               // A tree: every ELF file in it, reporting only CUDA programs. A file: always reported.
               bool tree = std::filesystem::is_directory(path);
-              std::vector<std::filesystem::path> files_here;
-              if (tree) {
-                auto listing = list_elf_files({path});
-                for (const auto& p : listing.problems) log_error("{}", p.message());
-                files_here = std::move(listing.elf_files);
-              } else {
-                files_here.push_back(path);
-              }
-              for (const auto& file : files_here) {
+              for (const auto& file : doctor_files_of(path, tree)) {
                 auto report = doctor.diagnose(file);
                 if (!report) {
                   if (!tree) {
