@@ -19,7 +19,7 @@ _runpatch() {
     compat) opts="--libcuda --driver-dir --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     apply) opts="--policy --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --in-place --ldcache --remove-ldcache --extra-args" ;;
-    doctor) opts="--json --proc-root --root --ld-library-path --ld-so-cache --ignore-environment" ;;
+    doctor) opts="--json --run --proc-root --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     trace) opts="--json --output --fail-on" ;;
     check) opts="--json --junit --sarif --fail-on --forbid --disable --driver-dir --interpreter --require --closure --jetpack --search --root --ignore-environment" ;;
   esac
