@@ -98,16 +98,25 @@ class SessionBuilder {
     }
   }
 
+  // The open is the result of the session whose last candidate it is; of a
+  // path asked for (no candidates: a name with a slash, $ORIGIN expanded), the
+  // file of that name.
+  static bool result_of(const TracedLoad& load, const std::string& opened) {
+    if (!load.steps.empty()) return load.steps.back().path == opened;
+    return opened.substr(opened.rfind('/') + 1) == load.name.substr(load.name.rfind('/') + 1);
+  }
+
   void opened(const TraceRecord& r, ProcessState& p) {
     if (r.name.find('/') == std::string::npos) return;  // the program itself (""), the vDSO
-    if (p.open) {
+    if (p.open && result_of(sessions[*p.open].load, r.name)) {
       sessions[*p.open].load.path = r.name;
       p.open.reset();
       return;
     }
+    // A glibc that reports the opens of the first objects only after mapping them all.
     for (auto it = p.pending.begin(); it != p.pending.end(); ++it) {
       TracedLoad& load = sessions[*it].load;
-      if (!load.steps.empty() && load.steps.back().path == r.name) {
+      if (result_of(load, r.name)) {
         load.path = r.name;
         p.pending.erase(it);
         return;

@@ -11,6 +11,7 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
+#include "runpatch/tracing/trace_analysis.hpp"
 #include "runpatch/tracing/trace_records.hpp"
 
 namespace runpatch {
@@ -158,7 +159,9 @@ TEST(Trace, LibraryFoundThroughItsRequestersRunpath) {
   expect_matches_loader(*load, debug_search(debug_run({"host:libtrace-own.so"}), "libtrace-own.so"));
   // Only the C library (from ld.so.cache: the fixtures are built by the host's compiler) needs the host.
   for (const auto& l : t.report["loads"])
-    if (l["host_dependent"]) EXPECT_EQ(l["name"], "libc.so.6") << l.dump(2);
+    if (l["host_dependent"]) {
+      EXPECT_EQ(l["name"], "libc.so.6") << l.dump(2);
+    }
   EXPECT_EQ(trace({"host:libtrace-own.so"}, "", {"--fail-on", "undeclared-dlopen"}).exit_code, 1);
 }
 
@@ -274,6 +277,38 @@ TEST(Trace, DoctorRunConfirmsItsLibcudaPrediction) {
   EXPECT_NE(missing.output.find("loaded nothing (the load failed)"), std::string::npos) << missing.output;
   EXPECT_NE(missing.output.find("predicted: nothing: confirmed"), std::string::npos) << missing.output;
   EXPECT_EQ(missing.exit_code, 1);
+}
+
+// Records as another glibc may order them: the first objects' opens after all
+// their searches; then a forked child that dlopens by name and by path.
+TEST(TraceAnalysis, OpensMatchTheirSearchesInEitherOrder) {
+  std::string prog = trace_prog().string(), lib = (trace_dir() / "bin/../lib").string();
+  std::string host = lib + "/libtrace-host.so", norunpath = lib + "/libtrace-norunpath.so";
+  std::string own = lib + "/plugins/libtrace-own.so", sibling = (trace_dir() / "lib/libtrace-sibling.so").string();
+  std::string text = "P\t10\t1\t" + prog + "\nO\t10\t0\t\nA\t10\t1\n" +                      //
+                     "S\t10\t1\t\tlibtrace-host.so\nS\t10\t4\t\t" + host + "\n" +            //
+                     "S\t10\t1\t\tlibtrace-norunpath.so\nS\t10\t4\t\t" + norunpath + "\n" +  //
+                     "O\t10\t0\t" + host + "\nO\t10\t0\t" + norunpath + "\nA\t10\t0\n" +     //
+                     "F\t11\t10\t" + prog + "\nS\t11\t1\t" + host + "\tlibtrace-own.so\n" +  //
+                     "S\t11\t4\t" + host + "\t" + own + "\nA\t11\t1\nO\t11\t0\t" + own + "\nA\t11\t0\n" +
+                     "A\t11\t1\nO\t11\t0\t" + sibling + "\nA\t11\t0\n";
+  auto records = parse_trace_records(text);
+  ASSERT_TRUE(records) << records.error().message();
+  SearchEnvironment env = SearchEnvironment::host(false);
+  auto analysis = analyze_trace(*records, env);
+  ASSERT_EQ(analysis.loads.size(), 4u);
+  EXPECT_EQ(analysis.loads[0].path, host);
+  EXPECT_EQ(analysis.loads[0].request, LoadRequest::Needed);
+  EXPECT_EQ(analysis.loads[1].path, norunpath);
+  EXPECT_EQ(analysis.loads[2].pid, 11);
+  EXPECT_EQ(analysis.loads[2].path, own);
+  EXPECT_EQ(analysis.loads[2].request, LoadRequest::UndeclaredDlopen);
+  EXPECT_EQ(analysis.loads[2].rule_object, host);
+  EXPECT_EQ(analysis.loads[3].request, LoadRequest::DlopenByPath);
+  EXPECT_EQ(analysis.loads[3].path, sibling);
+  EXPECT_EQ(analysis.failed(), 0u);
+  ASSERT_EQ(analysis.processes.size(), 2u);
+  EXPECT_EQ(analysis.processes[1].parent, 10);
 }
 
 TEST(TraceRecords, EscapesAreUndone) {
