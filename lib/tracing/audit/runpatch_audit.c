@@ -220,8 +220,11 @@ static void begin(struct record* r, char kind) {
 VISIBLE unsigned int la_version(unsigned int version) {
   find_trace_variable();
   if (trace_fd >= 0) announce(raw_syscall(SYS_GETPID, 0, 0, 0, 0), 'P');
-  /* Version 1 is what every glibc since 2.1 accepts; nothing here needs more. */
-  return version < 1 ? 0 : 1;
+  /* The loader's own version: the hooks used here (la_objsearch, la_objopen,
+   * la_activity) are the same in every version, and only la_pltenter/la_symbind,
+   * which we do not have, changed. An older answer is not safe either: glibc
+   * 2.35+ on aarch64 refuses version 1 (its register layout changed). */
+  return version;
 }
 
 /* Every object gets our audit hooks: without LA_FLG_BINDTO/BINDFROM no symbol
