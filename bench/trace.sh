@@ -15,8 +15,15 @@ median_ms() {  # COMMAND...: the median wall time of RUNS runs, in ms
   done
   printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)]/1000}'
 }
-records=$(mktemp "${TMPDIR:-/tmp}/runpatch-trace-bench.XXXXXX")
-trap 'rm -f "$records"' EXIT
+work=$(mktemp -d "${TMPDIR:-/tmp}/runpatch-trace-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# trace-many finds libmany-1.so ... libmany-300.so through its runpath, $ORIGIN/../many.
+mkdir -p "$work/bin" "$work/many"
+cp "$fx/bin/trace-many" "$work/bin/"
+for i in $(seq 1 300); do cp "$fx/many/libmany.so" "$work/many/libmany-$i.so"; done
+fx=$work
+records=$work/records
+: >"$records"
 exec 9>>"$records"
 audited=(env "RUNPATCH_TRACE_FD=9:$(stat -c %d "$records"):$(stat -c %i "$records")" "LD_AUDIT=$audit")
 echo "loads  plain_ms  audit_ms  trace_ms"
