@@ -249,11 +249,20 @@ TEST(Trace, SetuidProgramIsRefused) {
       0);
 }
 
-TEST(Trace, StaticAndForeignProgramsAreRefused) {
+TEST(Trace, StaticMuslAndForeignProgramsAreRefused) {
   auto arches = test::fixture_arches();
   auto r = test::run_command({RUNPATCH_CLI, "trace", "--", (arches.at(0).dir / "prog-static").string()}, true);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("statically linked"), std::string::npos) << r.output;
+  // A musl program: the host's program with musl's loader as its interpreter (runpatch set does it).
+  fs::path musl = test::scratch_dir("trace/musl") / "prog";
+  fs::copy_file(arches.at(0).dir / "prog-pie", musl);
+  ASSERT_EQ(
+      test::run_command({RUNPATCH_CLI, "set", "--interpreter", "/lib/ld-musl-x86_64.so.1", musl.string()}).exit_code,
+      0);
+  auto m = test::run_command({RUNPATCH_CLI, "trace", "--", musl.string()}, true);
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_NE(m.output.find("musl's loader"), std::string::npos) << m.output;
   for (const auto& arch : arches) {
     if (arch.name == arches.at(0).name) continue;
     auto f = test::run_command({RUNPATCH_CLI, "trace", "--", (arch.dir / "prog-pie").string()}, true);
