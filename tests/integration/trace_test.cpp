@@ -105,6 +105,8 @@ void expect_matches_loader(const nlohmann::json& load, const DebugSearch& debug)
   std::string step = load["found_by"];
   if (step == "ld_library_path") {
     EXPECT_EQ(reason, "LD_LIBRARY_PATH");
+  } else if (step == "cache") {
+    EXPECT_EQ(reason, "cache");
   } else if (step == "runpath") {
     auto from = reason.find(" from file ");
     ASSERT_NE(from, std::string::npos) << reason;
@@ -176,6 +178,24 @@ TEST(Trace, LibraryFoundThroughAnotherObjectsRpath) {
   EXPECT_EQ(std::string((*load)["rule"]).substr(0, 8), "rpath of");
   EXPECT_FALSE((*load)["host_dependent"]);
   expect_matches_loader(*load, debug_search(debug_run({"norunpath:libtrace-viarpath.so"}), "libtrace-viarpath.so"));
+}
+
+// Every search of one run with all the actions, each against the loader's account of the same run.
+TEST(Trace, EveryLoadMatchesTheLoadersAccount) {
+  std::string llp = (trace_dir() / "llp").string();
+  std::vector<std::string> actions = {"main:libtrace-llp.so", "host:libtrace-own.so", "norunpath:libtrace-viarpath.so",
+                                      "main:libtrace-missing.so"};
+  auto t = trace(actions, llp);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  std::string debug = debug_run(actions, llp);
+  size_t compared = 0;
+  for (const auto& load : t.report["loads"]) {
+    if (load["path"].is_null() || load["steps"].empty()) continue;
+    SCOPED_TRACE(load["name"].get<std::string>());
+    expect_matches_loader(load, debug_search(debug, load["name"]));
+    ++compared;
+  }
+  EXPECT_GE(compared, 6u);  // libtrace-host, libtrace-norunpath, libc, and the three dlopens found
 }
 
 TEST(Trace, MissingLibraryIsReportedAsFailed) {
