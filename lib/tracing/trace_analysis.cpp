@@ -125,7 +125,10 @@ class SessionBuilder {
     if (!p.started) return;  // the program's loader, before any search
     Session s;
     s.by_path = true;
-    s.load = TracedLoad{.pid = r.pid, .program = p.executable, .name = r.name, .path = r.name};
+    s.load.pid = r.pid;
+    s.load.program = p.executable;
+    s.load.name = r.name;
+    s.load.path = r.name;
     s.load.request = LoadRequest::DlopenByPath;
     sessions.push_back(std::move(s));
   }
@@ -138,16 +141,28 @@ class SessionBuilder {
   std::map<long, ProcessState> processes_;
 };
 
-std::shared_ptr<const ElfInfo> info_or_empty(const std::string& path) {
-  auto info = read_elf_info(path);
-  return info ? std::make_shared<const ElfInfo>(std::move(*info)) : std::make_shared<const ElfInfo>();
-}
+// Each file's facts, read once for all processes: a build runs the same
+// compiler and its libraries hundreds of times.
+class InfoCache {
+ public:
+  std::shared_ptr<const ElfInfo> get(const std::string& path) {
+    auto& slot = infos_[path];
+    if (!slot) {
+      auto info = read_elf_info(path);
+      slot = info ? std::make_shared<const ElfInfo>(std::move(*info)) : std::make_shared<const ElfInfo>();
+    }
+    return slot;
+  }
+
+ private:
+  std::map<std::string, std::shared_ptr<const ElfInfo>> infos_;
+};
 
 // The objects one process loaded, as a tree the resolver can search from:
 // each object's loader is the object that asked for it, as glibc's l_loader.
 class ProcessTree {
  public:
-  explicit ProcessTree(const std::string& executable) { add(executable, std::nullopt); }
+  ProcessTree(const std::string& executable, InfoCache& infos) : infos_(infos) { add(executable, std::nullopt); }
 
   size_t index_of(const std::string& path) {
     auto it = index_.find(path);
@@ -157,13 +172,14 @@ class ProcessTree {
   size_t add(const std::string& path, std::optional<size_t> loader) {
     auto it = index_.find(path);
     if (it != index_.end()) return it->second;
-    tree.objects.push_back({path, info_or_empty(path), loader, 0});
+    tree.objects.push_back({path, infos_.get(path), loader, 0});
     return index_[path] = tree.objects.size() - 1;
   }
 
   DependencyTree tree;
 
  private:
+  InfoCache& infos_;
   std::map<std::string, size_t> index_;
 };
 
@@ -209,11 +225,12 @@ SearchStep step_of_hit(const TracedLoad& load) {
 
 class Joiner {
  public:
-  explicit Joiner(const SearchEnvironment& env) : host_(env), closure_(closure_environment(env)) {}
+  // The host loader is asked for its defaults once (a process run), for both models.
+  explicit Joiner(SearchEnvironment env) : Joiner(completed(std::move(env)), 0) {}
 
   void join(Session& s) {
     TracedLoad& load = s.load;
-    auto [tree_it, added] = trees_.try_emplace({load.pid, load.program}, load.program);
+    auto [tree_it, added] = trees_.try_emplace({load.pid, load.program}, load.program, infos_);
     ProcessTree& process = tree_it->second;
     if (s.by_path) {
       process.add(*load.path, 0);
@@ -242,9 +259,15 @@ class Joiner {
   }
 
  private:
+  Joiner(const SearchEnvironment& env, int) : host_(env), closure_(closure_environment(env)) {}
+
+  static SearchEnvironment completed(SearchEnvironment env) {
+    env.complete_from_host_loader();
+    return env;
+  }
+
   // What a pure closure has: rpaths and runpaths, no LD_LIBRARY_PATH, no cache, no default directories.
   static SearchEnvironment closure_environment(SearchEnvironment env) {
-    env.complete_from_host_loader();
     env.ld_library_path.clear();
     env.ld_so_cache = "/nonexistent/runpatch-trace/ld.so.cache";
     env.default_dirs = std::vector<std::string>{};
@@ -264,6 +287,7 @@ class Joiner {
   }
 
   ResolutionSession host_, closure_;
+  InfoCache infos_;
   std::map<std::pair<long, std::string>, ProcessTree> trees_;  // a pid that execs runs another program
 };
 
