@@ -126,10 +126,11 @@ void trace_section(std::string& out, const TraceAnalysis& a, const std::string& 
 }
 
 std::string trace_text(const std::vector<std::string>& command, const TraceRun& run, const TraceAnalysis& a) {
-  std::string out = fmt::format("trace: {} {} {}; {} process{}, {} load{}\n", trace_shell_word(command[0]),
+  // A process that execs shows once per program it runs, a forked child once more.
+  std::string out = fmt::format("trace: {} {} {}; {} program run{}, {} load{}\n", trace_shell_word(command[0]),
                                 run.signal ? "was killed by signal" : "exited with",
                                 run.signal ? run.signal : run.exit_code, a.processes.size(),
-                                a.processes.size() == 1 ? "" : "es", a.loads.size(), a.loads.size() == 1 ? "" : "s");
+                                a.processes.size() == 1 ? "" : "s", a.loads.size(), a.loads.size() == 1 ? "" : "s");
   trace_section(out, a, "host-dependent (found only through LD_LIBRARY_PATH, ld.so.cache or a default directory)",
                 [](const TracedLoad& l) { return l.host_dependent; });
   trace_section(out, a, "undeclared dlopen (in no DT_NEEDED or .note.dlopen of its requester)",

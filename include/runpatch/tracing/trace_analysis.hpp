@@ -50,6 +50,7 @@ struct TracedLoad {
   bool requester_host_dependent = false;
 };
 
+// One program run: a process after each exec, and a forked child (its parent's program).
 struct TracedProcess {
   long pid = 0, parent = 0;
   std::string executable;
