@@ -19,6 +19,8 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/runpatch.pc.in ${PROJECT_BINARY_DIR}/
 install(FILES ${PROJECT_BINARY_DIR}/runpatch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(TARGETS runpatch_cli runpatch_patchelf RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# runpatch trace's audit library, found from the tool's own directory (tools/CMakeLists.txt).
+install(TARGETS runpatch_audit LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/runpatch)
 install(CODE "execute_process(COMMAND ${CMAKE_COMMAND} -E create_symlink runpatch
               \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/auto-patchelf)")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/hooks/ DESTINATION ${CMAKE_INSTALL_DATADIR}/runpatch/hooks)
@@ -57,7 +59,8 @@ if(RUNPATCH_MAN_PAGES)
     "apply|apply a runpath policy file"
     "auto-patchelf|resolve DT_NEEDED against dependencies, as Nixpkgs' autoPatchelfHook"
     "check|verify runpaths for CI"
-    "doctor|which libcuda each CUDA program loads on this machine, and whether it works")
+    "doctor|which libcuda each CUDA program loads on this machine, and whether it works"
+    "trace|run a command and report how the loader found every library")
   set(_pages ${_man_dir}/runpatch.1 ${_man_dir}/runpatch-patchelf.1)
   set(_includes ${_man_src}/runpatch.h2m ${_man_src}/runpatch-patchelf.h2m)
   set(_commands

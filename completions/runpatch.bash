@@ -3,7 +3,7 @@
 _runpatch() {
   local cur prev words cword
   _init_completion 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; }
-  local commands="print scan set tree why driver compat apply auto-patchelf check doctor"
+  local commands="print scan set tree why driver compat apply auto-patchelf check doctor trace"
   if [[ $COMP_CWORD -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
     return
@@ -19,11 +19,18 @@ _runpatch() {
     compat) opts="--libcuda --driver-dir --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     apply) opts="--policy --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --in-place --ldcache --remove-ldcache --extra-args" ;;
-    doctor) opts="--json --proc-root --root --ld-library-path --ld-so-cache --ignore-environment" ;;
+    doctor) opts="--json --run --proc-root --root --ld-library-path --ld-so-cache --ignore-environment" ;;
+    trace) opts="--json --output --fail-on" ;;
     check) opts="--json --junit --sarif --fail-on --forbid --disable --driver-dir --interpreter --require --closure --jetpack --search --root --ignore-environment" ;;
   esac
   case $prev in
-    --fail-on) COMPREPLY=($(compgen -W "error warning info" -- "$cur")); return ;;
+    --fail-on)
+      if [[ ${COMP_WORDS[1]} == trace ]]; then
+        COMPREPLY=($(compgen -W "host-dependent undeclared-dlopen failed" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "error warning info" -- "$cur"))
+      fi
+      return ;;
     --closure) COMPREPLY=($(compgen -W "auto nix host" -- "$cur")); return ;;
     --disable) COMPREPLY=($(compgen -W "unresolved-needed driver-library driver-dir-missing compat-after-driver stubs-entry forbidden-prefix relative-entry world-writable missing-entry duplicate-entry rpath-not-runpath wrong-interpreter foreign-machine cuda-version-mix closure-bloat unused-entry ld-library-path-shadowing runtime-stub stale-ldcache" -- "$cur")); return ;;
   esac

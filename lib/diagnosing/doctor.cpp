@@ -329,4 +329,35 @@ Expected<DoctorReport> Doctor::diagnose(const fs::path& file) {
   return report;
 }
 
+namespace {
+
+bool same_library_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return a == b || fs::equivalent(a, b, ec);
+}
+
+}  // namespace
+
+bool LibcudaObservation::agrees() const {
+  if (!path || !predicted) return !path && !predicted && predicted_load;
+  return same_library_file(*path, *predicted);
+}
+
+// A requester in the trace is the loader's path of the object (bin/../lib/x), the
+// prediction's is the resolver's: the same file is the same requester.
+std::vector<LibcudaObservation> observe_libcuda(const DoctorReport& prediction, const TraceAnalysis& trace) {
+  std::vector<LibcudaObservation> observations;
+  for (const auto& l : trace.loads) {
+    if (l.name != kLibcuda) continue;
+    LibcudaObservation o{l.pid, l.requester, l.path, std::nullopt, false};
+    for (const auto& p : prediction.loads) {
+      if (!same_library_file(p.loader, l.requester)) continue;
+      o.predicted_load = true;
+      if (p.chosen) o.predicted = p.chosen->path;
+    }
+    observations.push_back(std::move(o));
+  }
+  return observations;
+}
+
 }  // namespace runpatch

@@ -4,15 +4,76 @@
 #include "command.hpp"
 #include "console.hpp"
 #include "runpatch/reporting/doctor_report.hpp"
+#include "runpatch/tracing/trace_analysis.hpp"
 #include "runpatch/scanning/scan.hpp"
 #include "search_options.hpp"
 
 namespace runpatch::cli {
 
+namespace {
+
+nlohmann::json doctor_observation_json(const LibcudaObservation& o) {
+  return {{"pid", o.pid},
+          {"requester", o.requester},
+          {"observed", o.path ? nlohmann::json(*o.path) : nlohmann::json(nullptr)},
+          {"predicted", o.predicted ? nlohmann::json(*o.predicted) : nlohmann::json(nullptr)},
+          {"agrees", o.agrees()}};
+}
+
+std::string doctor_observation_text(const LibcudaObservation& o) {
+  std::string observed = o.path ? *o.path : "nothing (the load failed)";
+  std::string predicted = !o.predicted_load ? "no load from this object" : o.predicted ? *o.predicted : "nothing";
+  return fmt::format("  observed (pid {}): {} loaded {}\n    predicted: {}: {}\n", o.pid, o.requester, observed,
+                     predicted, o.agrees() ? "confirmed" : "the prediction differs");
+}
+
+// doctor --run -- COMMAND: the prediction for the program the command runs,
+// then the command under the audit library (runpatch trace), and what it loaded.
+int run_doctor_traced(Doctor& doctor, const SearchEnvironment& env, const std::vector<std::string>& command,
+                      bool json) {
+  auto program = program_to_trace(command[0]);
+  auto report = program ? doctor.diagnose(*program) : Expected<DoctorReport>(program.error());
+  if (!report) {
+    log_error("{}", report.error().message());
+    return kExitProblem;
+  }
+  auto run = trace_command(command);
+  if (!run) {
+    log_error("cannot trace: {}", run.error().message());
+    return kExitProblem;
+  }
+  auto observations = observe_libcuda(*report, analyze_trace(run->records, env));
+  bool agree = std::all_of(observations.begin(), observations.end(), [](const auto& o) { return o.agrees(); });
+  if (json) {
+    nlohmann::json j = doctor_json(*report);
+    j["observed"] = nlohmann::json::array();
+    for (const auto& o : observations) j["observed"].push_back(doctor_observation_json(o));
+    j["exit_code"] = run->exit_code;
+    fmt::print("{}\n", json_text(nlohmann::json{{"driver", driver_facts_json(doctor.driver())}, {"files", {j}}}));
+  } else {
+    std::string text = format_doctor(*report, stdout_wants_color()) + "run: " + command[0] + " exited with " +
+                       std::to_string(run->exit_code) + "\n";
+    if (observations.empty()) text += "  observed: libcuda.so.1 was not loaded\n";
+    for (const auto& o : observations) text += doctor_observation_text(o);
+    fmt::print("{}", text);
+  }
+  return report->ok() && agree ? kExitOk : kExitProblem;
+}
+
+// The files one PATH names: itself, or every ELF file of a tree (problems logged).
+std::vector<std::filesystem::path> doctor_files_of(const std::string& path, bool tree) {
+  if (!tree) return {path};
+  auto listing = list_elf_files({path});
+  for (const auto& p : listing.problems) log_error("{}", p.message());
+  return std::move(listing.elf_files);
+}
+
+}  // namespace
+
 Command add_doctor_command(CLI::App& root) {
   struct Options {
     std::vector<std::string> paths;
-    bool json = false;
+    bool json = false, run = false;
     std::string proc_root = "/";
     SearchOptions search;
   };
@@ -21,6 +82,9 @@ Command add_doctor_command(CLI::App& root) {
       "doctor", "On the machine where CUDA programs run: which libcuda each one loads, and whether it will work");
   add_tree_paths(app, o->paths, "Programs and libraries, or trees of them");
   app->add_flag("--json", o->json, "Print JSON");
+  app->add_flag("--run", o->run,
+                "PATH... is a command (after --): predict for the program it runs, then run it under the audit "
+                "library (as runpatch trace) and report which libcuda it really loaded");
   CLI::Option* proc_root =
       app->add_option("--proc-root", o->proc_root,
                       "Read /proc and /sys under this directory (default: --root's, so that an offline root is "
@@ -32,6 +96,7 @@ Command add_doctor_command(CLI::App& root) {
             // --root R describes another machine: its /proc, not this one's, unless told otherwise.
             std::string facts_root = proc_root->count() == 0 && env.root != "/" ? env.root.string() : o->proc_root;
             Doctor doctor(DoctorOptions{env, facts_root});
+            if (o->run) return run_doctor_traced(doctor, env, o->paths, o->json);
             bool color = stdout_wants_color();
             int status = kExitOk;
             nlohmann::json files = nlohmann::json::array();
@@ -39,15 +104,7 @@ Command add_doctor_command(CLI::App& root) {
             for (const auto& path : o->paths) {
               // A tree: every ELF file in it, reporting only CUDA programs. A file: always reported.
               bool tree = std::filesystem::is_directory(path);
-              std::vector<std::filesystem::path> files_here;
-              if (tree) {
-                auto listing = list_elf_files({path});
-                for (const auto& p : listing.problems) log_error("{}", p.message());
-                files_here = std::move(listing.elf_files);
-              } else {
-                files_here.push_back(path);
-              }
-              for (const auto& file : files_here) {
+              for (const auto& file : doctor_files_of(path, tree)) {
                 auto report = doctor.diagnose(file);
                 if (!report) {
                   if (!tree) {

@@ -7,6 +7,7 @@
 
 #include "../common/exit_codes.hpp"
 #include "runpatch/editing/edit.hpp"
+#include "runpatch/tracing/trace_run.hpp"
 
 namespace runpatch::cli {
 
@@ -32,6 +33,10 @@ Command add_apply_command(CLI::App& root);
 Command add_auto_patchelf_command(CLI::App& root);
 Command add_check_command(CLI::App& root);
 Command add_doctor_command(CLI::App& root);
+Command add_trace_command(CLI::App& root);
+// Runs command under the audit library (runpatch trace, doctor --run); an error
+// says why it cannot be traced (setuid, static, musl, foreign, no audit library).
+Expected<TraceRun> trace_command(const std::vector<std::string>& command);
 // `auto-patchelf ARGS...` (argv after the command name), parsed as Python's argparse would.
 int run_auto_patchelf(const std::vector<std::string>& argv);
 

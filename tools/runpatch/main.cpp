@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
       {"print", add_print_command},   {"scan", add_scan_command},     {"set", add_set_command},
       {"tree", add_tree_command},     {"why", add_why_command},       {"driver", add_driver_command},
       {"compat", add_compat_command}, {"apply", add_apply_command},   {"auto-patchelf", add_auto_patchelf_command},
-      {"check", add_check_command},   {"doctor", add_doctor_command},
+      {"check", add_check_command},   {"doctor", add_doctor_command}, {"trace", add_trace_command},
   };
   // Build only the subcommand asked for (all of them for help and errors):
   // setting up every option parser is a measurable part of a short run.

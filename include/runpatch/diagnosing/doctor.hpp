@@ -11,6 +11,7 @@
 #include "runpatch/reading/expected.hpp"
 #include "runpatch/cuda/l4t_versions.hpp"
 #include "runpatch/resolving/resolve.hpp"
+#include "runpatch/tracing/trace_analysis.hpp"
 
 namespace runpatch {
 
@@ -118,6 +119,19 @@ class Doctor {
   DriverFacts driver_;
   ResolutionSession session_;
 };
+
+// What a trace of the program (runpatch doctor --run) saw of libcuda.so.1,
+// set against the prediction: the loads of it in any traced process.
+struct LibcudaObservation {
+  long pid = 0;
+  std::string requester;                 // the object that asked for it
+  std::optional<std::string> path;       // what the loader loaded; none: the load failed
+  std::optional<std::string> predicted;  // what the prediction for that requester chose
+  bool predicted_load = false;           // the prediction has a load for that requester
+  bool agrees() const;                   // predicted and observed are the same file (or both none)
+};
+// Each load of libcuda.so.1 the trace saw (a program that never loads it has none).
+std::vector<LibcudaObservation> observe_libcuda(const DoctorReport& prediction, const TraceAnalysis& trace);
 
 // Compares dotted driver versions numerically ("580.95.05" < "580.159.04"); nullopt if unparsable.
 std::optional<int> compare_driver_versions(const std::string& a, const std::string& b);
