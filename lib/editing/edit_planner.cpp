@@ -203,17 +203,6 @@ class InPlacePlanner {
   const PlanInputs<E>& in_;
 };
 
-bool needs_dynamic_entries(const HeaderEditRequest& h) { return h.no_default_lib || h.add_debug_tag; }
-
-// Besides the interpreter, at most fields of the ELF and program headers.
-bool only_interpreter(const EditRequest& r) {
-  bool header_fields = r.headers.osabi || r.headers.exec_stack;
-  return (r.interpreter || header_fields) && !r.runpath && !r.soname && r.add_needed.empty() &&
-         r.remove_needed.empty() && r.replace_needed.empty() && r.rename_symbols.empty() &&
-         follows_other_changes(r.resolution_cache) && !needs_dynamic_entries(r.headers) &&
-         r.headers.clear_symbol_version.empty();
-}
-
 // A program whose loader sees no dynamic section (PT_DYNAMIC hidden, or
 // nothing but DT_NULL): the interpreter is rewritten where it is, or moves
 // into a segment of its own.
@@ -286,11 +275,11 @@ Expected<EditPlan> plan_request(const MappedElfView<E>& view, const ElfInfo& inf
                                 const EditRequest& request) {
   RUNPATCH_TRY(auto table, read_dynamic(view, options.dynamic_source));
   // The interpreter and the header fields need no dynamic section (patchelf edits such files too).
-  if ((!table || !table->has_strtab) && only_interpreter(request)) {
+  if ((!table || !table->has_strtab) && request.only_interpreter_and_headers()) {
     RUNPATCH_TRY(auto in, resolve_plan_inputs<E>(view, info, options, request, nullptr));
     return plan_interpreter_only(in);
   }
-  if (!table && needs_dynamic_entries(request.headers))
+  if (!table && request.headers.adds_dynamic_entries())
     return view.error("has no dynamic section (statically linked, or separate debug information)");
   if (!table) return view.error("statically linked (no dynamic section): nothing to edit");
   if (!table->has_strtab) return view.error("dynamic section has no string table");

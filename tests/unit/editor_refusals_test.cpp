@@ -58,7 +58,33 @@ void extended_numbering(std::vector<uint8_t>& b, const test::SyntheticLayout& l,
   test::poke(b, l.shoff + (f.is64 ? 44 : 28), 4, f.big, l.phnum);
 }
 
+// 65,534 program headers (the most e_phnum holds below PN_XNUM) at the end of
+// the file, none of a type a new PT_LOAD may take: one more would need PN_XNUM.
+void fill_program_header_table(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f) {
+  uint64_t count = elf::PN_XNUM - 1, at = (b.size() + 7) & ~uint64_t(7);
+  b.resize(at + count * l.phentsize, 0);
+  std::copy(b.begin() + l.phoff, b.begin() + l.phoff + l.phnum * l.phentsize, b.begin() + at);
+  for (uint64_t i = l.phnum; i < count; ++i) test::poke(b, at + i * l.phentsize, 4, f.big, 0x6fffffff);
+  test::poke(b, f.is64 ? 32 : 28, f.is64 ? 8 : 4, f.big, at);  // e_phoff
+  test::poke(b, f.is64 ? 56 : 44, 2, f.big, count);            // e_phnum
+}
+
+// Moves the first PT_LOAD's addresses (and DT_STRTAB's with them) by delta.
+void shift_first_load(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t delta) {
+  set_phdr(b, l, f, 0, kVaddr, delta);
+  uint64_t value_at = l.dynamic_offset + l.strtab_tag_index * l.dynamic_entsize + (f.is64 ? 8 : 4);
+  test::poke(b, value_at, f.is64 ? 8 : 4, f.big, l.dynstr_offset + delta);
+}
+
 std::vector<Refusal> refusals() {
+  // A program whose program header table must move (nothing after it may:
+  // without section headers no byte can be proven free), so the new segment
+  // keeps the first PT_LOAD's address - offset for kernels before 5.18.
+  auto table_must_move = [](test::SyntheticSpec& s) {
+    s.type = elf::ET_EXEC;
+    s.needed = {"libfoo.so.1"};
+    s.with_section_headers = false;
+  };
   auto library = [](test::SyntheticSpec& s) { s.needed = {"libfoo.so.1"}; };
   auto no_strings = [](test::SyntheticSpec&) {};  // no entry names a string
   auto with_interp = [](test::SyntheticSpec& s) {
@@ -122,6 +148,16 @@ std::vector<Refusal> refusals() {
        set_runpath, "PT_LOAD #0: address range wraps around", "no address space left above the last segment"},
       {"extended-numbering-grows", library, extended_numbering, set_long_runpath,
        "extended program header numbering (PN_XNUM) cannot grow"},
+      {"too-many-program-headers", library, fill_program_header_table, set_long_runpath,
+       "too many program headers to add one"},
+      {"first-load-not-page-congruent", table_must_move,
+       [](auto& b, const auto& l, const auto& f) { shift_first_load(b, l, f, 0x10); }, set_long_runpath,
+       "cannot move the program headers: first PT_LOAD is not page-congruent"},
+      // Memory up to 2 GiB (a big .bss): a moved table at an address above it, at
+      // the first PT_LOAD's distance from its offset, would leave a 2 GiB hole in the file.
+      {"hole-bound", table_must_move,
+       [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kMemsz, 0x80000000u); }, set_long_runpath,
+       "a new segment would need a 2047 MiB hole before it"},
   };
 }
 

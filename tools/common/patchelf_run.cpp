@@ -134,16 +134,11 @@ Status print_requested(const Arguments& a, const ElfInfo& info, const std::strin
 Status edit_file(const Arguments& args, const ElfInfo& info, const std::string& file, const PatchelfStreams& streams) {
   EditRequest request = patchelf_request(args);
   if (info.type != ET_DYN) request.soname.reset();  // patchelf sets a soname on libraries only
-  HeaderEditRequest headers = patchelf_header_request(args);
+  request.headers = patchelf_header_request(args);
   // The interpreter needs PT_INTERP, not a dynamic section (patchelf edits a
   // program whose PT_DYNAMIC is zeroed or gone: its tests contiguous-note-sections, empty-note).
-  EditRequest beside_interpreter = request;
-  beside_interpreter.interpreter.reset();
-  bool needs_dynamic = !beside_interpreter.empty() || headers.no_default_lib || headers.add_debug_tag ||
-                       !headers.clear_symbol_version.empty();
-  if (needs_dynamic && info.is_static()) return fail(kStaticMessage);
+  if (request.touches_dynamic() && info.is_static()) return fail(kStaticMessage);
   if (request.interpreter && !info.interpreter) return fail(kNoInterpreterMessage);
-  request.headers = std::move(headers);
   // patchelf writes --output even when nothing changes.
   if (request.empty() && !args.output) return {};
   EditOptions options;

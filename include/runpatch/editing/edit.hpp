@@ -56,9 +56,12 @@ struct HeaderEditRequest {
   bool add_debug_tag = false;                     // a DT_DEBUG entry
   std::vector<std::string> clear_symbol_version;  // their .gnu.version entries become VER_NDX_GLOBAL
 
-  bool empty() const {
-    return !osabi && !exec_stack && !no_default_lib && !add_debug_tag && clear_symbol_version.empty();
-  }
+  // The ELF header's and program headers' fields (no dynamic section needed).
+  bool changes_header_fields() const { return osabi || exec_stack; }
+  // Dynamic entries the request adds (a file without a dynamic section cannot take them).
+  bool adds_dynamic_entries() const { return no_default_lib || add_debug_tag; }
+  bool needs_dynamic_section() const { return adds_dynamic_entries() || !clear_symbol_version.empty(); }
+  bool empty() const { return !changes_header_fields() && !needs_dynamic_section(); }
 };
 
 struct EditRequest {
@@ -76,11 +79,18 @@ struct EditRequest {
   std::filesystem::path resolution_root = "/";  // the tree the loader will see as "/"
   HeaderEditRequest headers;
 
-  bool empty() const {
-    return !runpath && !interpreter && !soname && add_needed.empty() && remove_needed.empty() &&
-           replace_needed.empty() && rename_symbols.empty() && follows_other_changes(resolution_cache) &&
-           headers.empty();
+  // Whether the request changes what lives in the dynamic section (entries,
+  // strings, symbol and version tables, the resolution-cache note built from them).
+  // The one list of the request's fields: empty() and the planner derive from it.
+  bool touches_dynamic() const {
+    return runpath || soname || !add_needed.empty() || !remove_needed.empty() || !replace_needed.empty() ||
+           !rename_symbols.empty() || !follows_other_changes(resolution_cache) || headers.needs_dynamic_section();
   }
+  // Only the interpreter and header fields: edited without a dynamic section.
+  bool only_interpreter_and_headers() const {
+    return (interpreter || headers.changes_header_fields()) && !touches_dynamic();
+  }
+  bool empty() const { return !touches_dynamic() && !interpreter && !headers.changes_header_fields(); }
 };
 
 enum class Durability { Auto, Sync, NoSync };
