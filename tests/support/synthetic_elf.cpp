@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "fixtures.hpp"
 #include "runpatch/reading/elf_types.hpp"
 
 namespace runpatch::test {
@@ -184,6 +185,30 @@ void poke(std::vector<uint8_t>& bytes, uint64_t offset, int width, bool big_endi
     int shift = 8 * (big_endian ? width - 1 - i : i);
     bytes.at(offset + i) = static_cast<uint8_t>(v >> shift);
   }
+}
+
+void set_phdr(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour, uint64_t index,
+              PhdrField field, uint64_t value) {
+  uint64_t at = layout.phoff + index * layout.phentsize + uint64_t(flavour.is64 ? field.offset64 : field.offset32);
+  poke(bytes, at, flavour.is64 ? field.width64 : field.width32, flavour.big, value);
+}
+
+SyntheticFile write_synthetic_case(const std::string& scratch, const ElfFlavour& flavour, const SpecShape& shape,
+                                   const ImageReshape& reshape) {
+  SyntheticSpec spec;
+  spec.is64 = flavour.is64;
+  spec.big_endian = flavour.big;
+  shape(spec);
+  auto built = build_synthetic_elf(spec);
+  reshape(built.bytes, built.layout, flavour);
+  SyntheticFile file{scratch_dir(scratch) / "lib.so", std::move(built.bytes)};
+  write_file(file.path, file.bytes);
+  return file;
+}
+
+void set_dynamic_tag(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour,
+                     uint64_t index, uint64_t tag) {
+  poke(bytes, layout.dynamic_offset + index * layout.dynamic_entsize, flavour.is64 ? 8 : 4, flavour.big, tag);
 }
 
 }  // namespace runpatch::test

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,5 +62,30 @@ std::vector<uint8_t> read_file(const std::filesystem::path& path);
 
 // Stores v at offset with the given width and byte order.
 void poke(std::vector<uint8_t>& bytes, uint64_t offset, int width, bool big_endian, uint64_t v);
+
+// A field of a program header: its offset and width in each class.
+struct PhdrField {
+  int offset64, offset32, width64, width32;
+};
+inline constexpr PhdrField kPhdrType{0, 0, 4, 4}, kPhdrVaddr{16, 8, 8, 4}, kPhdrFilesz{32, 16, 8, 4},
+    kPhdrMemsz{40, 20, 8, 4}, kPhdrAlign{48, 28, 8, 4};
+
+// Sets `field` of program header `index` of a built image (its class and byte order).
+void set_phdr(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour, uint64_t index,
+              PhdrField field, uint64_t value);
+// A test case's file: the image `shape` describes for `flavour`, changed by
+// `reshape`, written as lib.so into a fresh scratch directory `scratch`.
+using SpecShape = std::function<void(SyntheticSpec&)>;
+using ImageReshape = std::function<void(std::vector<uint8_t>&, const SyntheticLayout&, const ElfFlavour&)>;
+struct SyntheticFile {
+  std::filesystem::path path;
+  std::vector<uint8_t> bytes;  // as written
+};
+SyntheticFile write_synthetic_case(const std::string& scratch, const ElfFlavour& flavour, const SpecShape& shape,
+                                   const ImageReshape& reshape);
+
+// Retags dynamic entry `index` (its value stays).
+void set_dynamic_tag(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour,
+                     uint64_t index, uint64_t tag);
 
 }  // namespace runpatch::test

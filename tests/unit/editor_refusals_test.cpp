@@ -18,31 +18,22 @@ namespace fs = std::filesystem;
 
 using Flavour = test::ElfFlavour;
 
-// Writes value into the field at field_offset of program header `index`.
-struct PhdrField {
-  int offset64, offset32, width64, width32;
-};
-constexpr PhdrField kType{0, 0, 4, 4}, kVaddr{16, 8, 8, 4}, kFilesz{32, 16, 8, 4}, kMemsz{40, 20, 8, 4},
-    kAlign{48, 28, 8, 4};
+using test::PhdrField;
+using test::set_phdr;
+constexpr PhdrField kType = test::kPhdrType, kVaddr = test::kPhdrVaddr, kFilesz = test::kPhdrFilesz,
+                    kMemsz = test::kPhdrMemsz, kAlign = test::kPhdrAlign;
 
 struct Refusal {
   std::string name;
-  std::function<void(test::SyntheticSpec&)> shape;  // the file before corruption
-  std::function<void(std::vector<uint8_t>&, const test::SyntheticLayout&, const Flavour&)> corrupt;
+  test::SpecShape shape;  // the file before corruption
+  test::ImageReshape corrupt;
   std::function<void(EditRequest&)> ask;
   std::string message;
   std::string message32 = message;  // where ELFCLASS32 is refused for another reason
 };
 
-void set_phdr(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t index,
-              PhdrField field, uint64_t value) {
-  uint64_t at = l.phoff + index * l.phentsize + uint64_t(f.is64 ? field.offset64 : field.offset32);
-  test::poke(b, at, f.is64 ? field.width64 : field.width32, f.big, value);
-}
-
-// Retags the dynamic entry at index (its value stays).
 void set_tag(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t index, uint64_t tag) {
-  test::poke(b, l.dynamic_offset + index * l.dynamic_entsize, f.is64 ? 8 : 4, f.big, tag);
+  test::set_dynamic_tag(b, l, f, index, tag);
 }
 
 void no_change(std::vector<uint8_t>&, const test::SyntheticLayout&, const Flavour&) {}
@@ -167,16 +158,10 @@ TEST_P(EditorRefusals, EachRefusalNamesTheFileAndLeavesItUntouched) {
   const Flavour f = GetParam();
   for (const auto& refusal : refusals()) {
     SCOPED_TRACE(refusal.name);
-    test::SyntheticSpec spec;
-    spec.is64 = f.is64;
-    spec.big_endian = f.big;
-    refusal.shape(spec);
-    auto built = test::build_synthetic_elf(spec);
-    refusal.corrupt(built.bytes, built.layout, f);
-    fs::path dir =
-        test::scratch_dir("editor_refusals/" + refusal.name + std::to_string(f.is64) + std::to_string(f.big));
-    fs::path file = dir / "lib.so";
-    test::write_file(file, built.bytes);
+    auto built = test::write_synthetic_case("editor_refusals/" + refusal.name + test::flavour_name(f), f, refusal.shape,
+                                            refusal.corrupt);
+    const fs::path& file = built.path;
+    fs::path dir = file.parent_path();
     EditRequest request;
     refusal.ask(request);
     for (bool in_place : {false, true}) {

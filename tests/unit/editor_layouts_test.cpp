@@ -1,0 +1,163 @@
+// Every way the editor finds room (docs/editing.md §3) that a file without
+// symbols can take, one case each, on every class and byte order: the edit
+// takes exactly the layout steps the rules name, and the file then says what
+// was asked (read back by the reader and by readelf). The resolution-cache
+// steps need a resolved file: tests/integration/resolution_cache_test.cpp.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "fixtures.hpp"
+#include "readelf_oracle.hpp"
+#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/reading/elf_types.hpp"
+#include "synthetic_elf.hpp"
+
+namespace runpatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Flavour = test::ElfFlavour;
+
+struct LayoutCase {
+  std::string name;
+  test::SpecShape shape;
+  test::ImageReshape reshape;
+  std::function<void(EditRequest&)> ask;
+  bool in_place = false;
+  std::vector<LayoutStep> layout;            // exactly these steps, in order
+  std::optional<std::string> runpath_after;  // what the file's runpath then says
+  bool after_an_appended_edit = false;       // an earlier edit appended a segment first
+};
+
+const std::string kOriginalRunpath =
+    "/an/original/runpath/long/enough/to/span/the/bytes/after/the/table/" + std::string(60, 'o');
+const std::string kLongRunpath = "/run/opengl-driver/lib:" + std::string(300, 'x');
+
+void keep(std::vector<uint8_t>&, const test::SyntheticLayout&, const Flavour&) {}
+void long_runpath(EditRequest& r) { r.runpath = set_runpath_update(kLongRunpath); }
+
+// A library whose dynamic strings follow the program header table.
+void library(test::SyntheticSpec& s) {
+  s.needed = {"libfoo.so.1"};
+  s.runpath = kOriginalRunpath;
+}
+
+std::vector<LayoutCase> layout_cases() {
+  auto program = [](test::SyntheticSpec& s) {
+    library(s);
+    s.interpreter = "/lib64/ld-linux-x86-64.so.2";
+  };
+  // The DT_RPATH entry retagged: its string is referenced by nothing, so its bytes are free.
+  auto unreferenced_string = [](test::SyntheticSpec& s) {
+    s.needed = {"libfoo.so.1"};
+    s.rpath = "/an/unreferenced/string";
+    s.spare_dynamic_slots = 1;
+  };
+  auto short_strings_no_sections = [](test::SyntheticSpec& s) {
+    s.needed = {"libfoo.so.1"};
+    s.with_section_headers = false;
+  };
+  return {
+      {"interpreter-in-place",
+       program,
+       keep,
+       [](EditRequest& r) { r.interpreter = "/lib/ld.so"; },
+       false,
+       {LayoutStep::InterpreterInPlace},
+       kOriginalRunpath},
+      {"strings-in-unused-bytes",
+       unreferenced_string,
+       [](auto& b, const auto& l, const auto& f) { test::set_dynamic_tag(b, l, f, 1, elf::DT_DEBUG); },
+       [](EditRequest& r) { r.runpath = set_runpath_update("/x"); },
+       false,
+       {LayoutStep::StringsInUnusedBytes},
+       "/x"},
+      {"string-over-own-bytes",
+       library,
+       keep,
+       [](EditRequest& r) { r.runpath = set_runpath_update("/short"); },
+       false,
+       {LayoutStep::StringOverOwnBytes},
+       "/short"},
+      {"header-fields",
+       library,
+       keep,
+       [](EditRequest& r) { r.headers.osabi = elf::ELFOSABI_GNU; },
+       false,
+       {LayoutStep::HeaderFieldsInPlace},
+       kOriginalRunpath},
+      {"reused-null-entry",
+       program,
+       [](auto& b, const auto& l, const auto& f) { test::set_phdr(b, l, f, 0, test::kPhdrType, elf::PT_NULL); },
+       long_runpath,
+       false,
+       {LayoutStep::ReusedNullEntry},
+       kLongRunpath},
+      // The strings after the table move into the new segment (a copy may move them).
+      {"evacuated-after-table", library, keep, long_runpath, false, {LayoutStep::EvacuatedAfterTable}, kLongRunpath},
+      // Nothing after the table can move (without section headers no byte past the
+      // short strings can be proven free): the table moves into the new segment.
+      {"moved-program-headers",
+       short_strings_no_sections,
+       keep,
+       long_runpath,
+       false,
+       {LayoutStep::MovedProgramHeaders},
+       kLongRunpath},
+      {"replaced-earlier-segment",
+       library,
+       keep,
+       long_runpath,
+       false,
+       {LayoutStep::ReplacedEarlierSegment},
+       kLongRunpath,
+       true},
+  };
+}
+
+class EditorLayouts : public ::testing::TestWithParam<Flavour> {};
+
+TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
+  const Flavour f = GetParam();
+  for (const auto& c : layout_cases()) {
+    SCOPED_TRACE(c.name);
+    fs::path file =
+        test::write_synthetic_case("editor_layouts/" + c.name + test::flavour_name(f), f, c.shape, c.reshape).path;
+    EditRequest request;
+    c.ask(request);
+    EditOptions options;
+    options.in_place = c.in_place;
+    if (c.after_an_appended_edit) {
+      EditRequest first;
+      first.runpath = set_runpath_update(kLongRunpath + ":/first");
+      auto earlier = edit_elf_file(file, first, options);
+      ASSERT_TRUE(earlier) << earlier.error().message();
+      ASSERT_EQ(earlier->strategy, EditStrategy::Appended);
+    }
+    auto outcome = edit_elf_file(file, request, options);
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    EXPECT_EQ(outcome->layout, c.layout) << outcome->layout_description;
+    auto info = read_elf_info(file);
+    ASSERT_TRUE(info) << info.error().message();
+    auto oracle = test::readelf_facts(file);
+    ASSERT_TRUE(oracle);
+    EXPECT_EQ(info->runpath, c.runpath_after);
+    EXPECT_EQ(oracle->runpath, c.runpath_after);
+    if (request.interpreter) {
+      EXPECT_EQ(info->interpreter, request.interpreter);
+    }
+    if (request.headers.osabi) {
+      EXPECT_EQ(info->identity.osabi, *request.headers.osabi);
+    }
+    EXPECT_EQ(info->needed, std::vector<std::string>{"libfoo.so.1"});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, EditorLayouts, ::testing::ValuesIn(test::every_elf_flavour()),
+                         test::FlavourTestName());
+
+}  // namespace
+}  // namespace runpatch
