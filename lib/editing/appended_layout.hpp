@@ -56,7 +56,7 @@ struct Placement {
   std::vector<CarriedRange> carried;  // the room's, each with its place
   uint64_t seg_off = 0, seg_vaddr = 0, note_off = 0, note_vaddr = 0;
   std::optional<uint64_t> reclaimed_from;  // an interrupted edit's tail starts here
-  std::vector<std::string> warnings;
+  std::vector<EditWarning> warnings;
 };
 
 template <class E>

@@ -111,10 +111,10 @@ Status keep_first_load_delta(const PlanInputs<E>& in, Placement& placement, cons
     return in.view.error("cannot move the program headers: first PT_LOAD is not page-congruent");
   uint64_t off = layout::offset_keeping_delta(placement.seg_off, max_end, page, delta0);
   if (off - placement.seg_off > page)
-    placement.warnings.push_back(
-        fmt::format("the file grows by a {} KiB hole: moving the program headers of an "
-                    "executable keeps them where kernels before 5.18 look for them",
-                    (off - placement.seg_off) >> 10));
+    placement.warnings.push_back({EditWarningKind::HoleBeforeSegment,
+                                  fmt::format("the file grows by a {} KiB hole: moving the program headers of an "
+                                              "executable keeps them where kernels before 5.18 look for them",
+                                              (off - placement.seg_off) >> 10)});
   placement.seg_off = off;
   placement.seg_vaddr = off + delta0;
   return {};

@@ -110,10 +110,10 @@ Status plan_version_need_files(PlanInputs<E>& in, const EditRequest& request) {
     // As patchelf, a removed library's version needs stay (docs/editing.md); say what that means.
     const auto& removed = request.remove_needed;
     if (std::find(removed.begin(), removed.end(), file.library) != removed.end())
-      in.warnings.push_back(
-          fmt::format("{} still has symbol-version needs (.gnu.version_r): ld.so aborts at start-up "
-                      "unless another object loads it",
-                      file.library));
+      in.warnings.push_back({EditWarningKind::VersionNeedsKept,
+                             fmt::format("{} still has symbol-version needs (.gnu.version_r): ld.so aborts at start-up "
+                                         "unless another object loads it",
+                                         file.library)});
   }
   return {};
 }

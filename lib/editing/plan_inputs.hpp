@@ -67,7 +67,7 @@ struct PlanInputs {
   // entry: the new program header table gets one more (PT_NULL) entry, which
   // fold_header_fields turns into PT_GNU_STACK.
   bool stack_entry_wanted = false;
-  std::vector<std::string> warnings;  // what the request costs, whatever the layout
+  std::vector<EditWarning> warnings;  // what the request costs, whatever the layout
 
   // Whether the dynamic section, its strings or the headers change (the note aside).
   bool tables_change() const {

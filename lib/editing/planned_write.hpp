@@ -40,7 +40,7 @@ struct EditPlan {
   std::vector<LayoutStep> layout;
   std::vector<PlannedWrite> writes;
   uint64_t new_size = 0;
-  std::vector<std::string> warnings;
+  std::vector<EditWarning> warnings;
   // The bytes from here to the old end of the file are the tail of an edit
   // killed before its commit (nothing references them): this plan writes over
   // them, and the file is cut to new_size after the commit.

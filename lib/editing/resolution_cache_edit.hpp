@@ -23,7 +23,7 @@ struct NoteChange {
   std::vector<uint8_t> bytes;              // Write: the whole note, padded to 4
   std::optional<NoteRef> existing;         // the note the file has now
   std::optional<size_t> existing_section;  // its section header
-  std::vector<std::string> warnings;
+  std::vector<EditWarning> warnings;
 
   bool writes() const { return action == Action::Write; }
   bool moves_or_drops_existing_segment() const { return existing && existing->alone && action != Action::None; }
@@ -134,14 +134,17 @@ Expected<NoteChange> plan_note_change(const ElfView<E>& view, const ElfInfo& inf
   if (std::string reason = resolution_cache_unavailable_reason(inputs, cache); !reason.empty()) {
     if (once && earlier && !changed) return view.error(std::string(kNoteAlreadyPresent));
     if (once)  // in patchelf's words
-      change.warnings.push_back(std::string("--build-resolution-cache: ") +
-                                (inputs.needed.empty() || inputs.runpath.empty()
-                                     ? "no DT_NEEDED entries or run path to resolve"
-                                     : "no libraries resolved against the run path") +
-                                "; no cache written");
+      change.warnings.push_back(
+          {EditWarningKind::ResolutionCacheNotWritten,
+           std::string("--build-resolution-cache: ") +
+               (inputs.needed.empty() || inputs.runpath.empty() ? "no DT_NEEDED entries or run path to resolve"
+                                                                : "no libraries resolved against the run path") +
+               "; no cache written"});
     else
-      change.warnings.push_back(change.existing ? "resolution cache removed: " + reason
-                                                : "no resolution cache written: " + reason);
+      change.warnings.push_back(
+          change.existing
+              ? EditWarning{EditWarningKind::ResolutionCacheRemoved, "resolution cache removed: " + reason}
+              : EditWarning{EditWarningKind::ResolutionCacheNotWritten, "no resolution cache written: " + reason});
     if (change.existing) change.action = NoteChange::Action::Remove;
     return change;
   }

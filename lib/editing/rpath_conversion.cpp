@@ -13,8 +13,8 @@ bool converts_rpath(const ElfInfo& before, const EditRequest& request) {
   return change && change->kind == RunpathChange::Kind::Set;
 }
 
-std::vector<std::string> inherited_rpath_warnings(const std::filesystem::path& file) {
-  std::vector<std::string> warnings;
+std::vector<EditWarning> inherited_rpath_warnings(const std::filesystem::path& file) {
+  std::vector<EditWarning> warnings;
   SearchEnvironment env = SearchEnvironment::host(false);
   env.record_attempts = false;
   auto tree = resolve_tree(file, env);
@@ -23,11 +23,13 @@ std::vector<std::string> inherited_rpath_warnings(const std::filesystem::path& f
   for (const auto& e : tree->edges) {
     const Resolution& r = e.resolution;
     if (e.from == 0 || r.via != FoundVia::Rpath || r.via_object != self || !r.path) continue;
-    warnings.push_back(fmt::format(
-        "DT_RPATH becomes DT_RUNPATH, which the loader does not search for other objects' dependencies: {} "
-        "(needed by {}) is found at {} only through this file's DT_RPATH today and may not be found after the "
-        "edit; keep DT_RPATH with --force-rpath",
-        r.name, tree->objects[e.from].path, *r.path));
+    warnings.push_back(
+        {EditWarningKind::RpathBecomesRunpath,
+         fmt::format(
+             "DT_RPATH becomes DT_RUNPATH, which the loader does not search for other objects' dependencies: {} "
+             "(needed by {}) is found at {} only through this file's DT_RPATH today and may not be found after the "
+             "edit; keep DT_RPATH with --force-rpath",
+             r.name, tree->objects[e.from].path, *r.path)});
   }
   return warnings;
 }

@@ -19,6 +19,6 @@ bool converts_rpath(const ElfInfo& before, const EditRequest& request);
 
 // One warning per dependency of another object that the file's DT_RPATH
 // resolves under the host's rules (none when the file cannot be resolved).
-std::vector<std::string> inherited_rpath_warnings(const std::filesystem::path& file);
+std::vector<EditWarning> inherited_rpath_warnings(const std::filesystem::path& file);
 
 }  // namespace runpatch

@@ -65,7 +65,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
       return;
     }
     out.new_runpath = apply_policy(policy, effective_runpath(outcome->before));
-    out.warnings = std::move(outcome->warnings);
+    for (auto& warning : outcome->warnings) out.warnings.push_back(std::move(warning.text));
     out.status = outcome->strategy == EditStrategy::Unchanged ? PolicyFileOutcome::Status::Unchanged
                                                               : PolicyFileOutcome::Status::Edited;
   };

@@ -233,7 +233,7 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
     out.error = edited.error();
     return;
   }
-  out.warnings.insert(out.warnings.end(), edited->warnings.begin(), edited->warnings.end());
+  for (const auto& warning : edited->warnings) out.warnings.push_back(warning.text);
 }
 
 // Which file a commit failure belongs to: the group names the path that was

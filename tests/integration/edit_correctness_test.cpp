@@ -95,7 +95,8 @@ TEST_P(EditCorrectness, RemoveNeededKeepsVersionNeedsAsPatchelfAndWarns) {
   ASSERT_TRUE(outcome) << outcome.error().message();
   EXPECT_NE(version_need_files(dir / "prog").find("libversioned.so;"), std::string::npos);
   ASSERT_EQ(outcome->warnings.size(), 1u);
-  EXPECT_NE(outcome->warnings[0].find("libversioned.so still has symbol-version needs"), std::string::npos);
+  EXPECT_EQ(outcome->warnings[0].kind, EditWarningKind::VersionNeedsKept);
+  EXPECT_NE(outcome->warnings[0].text.find("libversioned.so still has symbol-version needs"), std::string::npos);
 }
 
 // The same file as path, spelled at least extra bytes longer ("/lib/./././ld.so").

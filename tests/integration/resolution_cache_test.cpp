@@ -232,7 +232,8 @@ TEST_P(Ldcache, LaterEditsRefreshOrRemoveTheNote) {
   remove.runpath = remove_runpath_update();
   auto removed = edit_elf_file(file, remove);
   ASSERT_TRUE(removed);
-  EXPECT_EQ(removed->warnings.size(), 1u);
+  ASSERT_EQ(removed->warnings.size(), 1u);
+  EXPECT_EQ(removed->warnings[0].kind, EditWarningKind::ResolutionCacheRemoved);
   EXPECT_FALSE(read_elf_info(file)->resolution_cache.has_value());
   EXPECT_EQ(readelf_note(file), std::nullopt);
   EXPECT_EQ(elflint_complaints(file), "");

@@ -149,7 +149,7 @@ Status edit_file(const Arguments& args, const ElfInfo& info, const std::string& 
   auto outcome = edit_elf_file(file, request, options);
   if (!outcome) return fail(outcome.error().message());
   // patchelf's words: no "patchelf: " before these.
-  for (const auto& warning : outcome->warnings) streams.err(fmt::format("warning: {}: {}\n", file, warning));
+  for (const auto& warning : outcome->warnings) streams.err(fmt::format("warning: {}: {}\n", file, warning.text));
   if (!args.debug) return {};
   streams.err(fmt::format("patching ELF file '{}': {} ({})\n", file, strategy_name(outcome->strategy),
                           outcome->layout_description));

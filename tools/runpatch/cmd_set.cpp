@@ -138,7 +138,7 @@ int edit_each(const SetOptions& o, const EditRequest& request, EditOptions optio
   for (const auto& failure : failures) log_error("{}", failure.message());
   if (!failures.empty()) status = kExitProblem;
   for (const auto& [file, outcome] : edited) {
-    for (const auto& warning : outcome.warnings) log_warning("{}: warning: {}", file, warning);
+    for (const auto& warning : outcome.warnings) log_warning("{}: warning: {}", file, warning.text);
     if (verbosity().quiet || failed_at_commit(o.output ? *o.output : file, failures)) continue;  // -q: problems only
     // With -o the edited file is the output: name both.
     print_outcome(o.output ? fmt::format("{} -> {}", file, *o.output) : file, outcome, o.dry_run, request);

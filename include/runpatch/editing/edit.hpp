@@ -191,6 +191,22 @@ enum class WriteKind {
 
 std::string_view write_kind_name(WriteKind kind);
 
+// What an edit warns of: the file was edited as asked, at a cost the caller
+// should know (tests and callers tell them apart by kind; text says it in full).
+enum class EditWarningKind {
+  ResolutionCacheNotWritten,  // the note could not be built (or --build-resolution-cache had nothing to resolve)
+  ResolutionCacheRemoved,     // an existing note could not be rebuilt and was removed
+  VersionNeedsKept,           // a removed DT_NEEDED's library still has symbol-version needs
+  HoleBeforeSegment,          // moving an executable's program headers leaves a hole in the file
+  RpathBecomesRunpath,        // turning DT_RPATH into DT_RUNPATH loses other objects' dependencies
+};
+
+struct EditWarning {
+  EditWarningKind kind;
+  std::string text;
+  bool operator==(const EditWarning&) const = default;
+};
+
 struct WrittenRange {
   uint64_t offset = 0;
   uint64_t size = 0;
@@ -216,7 +232,7 @@ struct EditOutcome {
   uint64_t old_size = 0;
   uint64_t new_size = 0;
   ElfInfo before;
-  std::vector<std::string> warnings;  // e.g. why no resolution cache was written
+  std::vector<EditWarning> warnings;  // e.g. why no resolution cache was written
 };
 
 std::string strategy_name(EditStrategy strategy);
