@@ -43,7 +43,8 @@ class AppendedWriter {
         strings_(layout.strings),
         at_(layout.placement),
         phdrs_(program_headers()),
-        dynamic_(rebased_dynamic()) {}
+        dynamic_(rebased_dynamic()),
+        rename_writes_(with_dynamic_ ? in_.renamer.writes(view_, strings_.offsets) : std::vector<PlannedWrite>()) {}
 
   Expected<EditPlan> plan() const {
     std::vector<uint8_t> tail = segment_bytes();
@@ -72,7 +73,7 @@ class AppendedWriter {
       CarriedSpans carried;
       for (const auto& c : at_.carried) carried.emplace_back(c.off, c.size);
       add_version_need_writes(in_, strings_.offsets, plan, carried);
-      add_symbol_rename_writes(in_, strings_.offsets, plan, carried);
+      add_symbol_rename_writes(rename_writes_, plan, carried);
     }
     add_symbol_updates(plan, moved, with_dynamic_ ? at_.seg_vaddr + at_.rel.dynamic : in_.table.vaddr);
     plan.warnings = at_.warnings;
@@ -174,7 +175,7 @@ class AppendedWriter {
           auto* field = struct_at<typename E::Word>(tail, c.rel + (rename.field_offset - c.off));
           *field = static_cast<uint32_t>(strings_.offsets.at(rename.text));
         }
-    for (const auto& w : in_.renamer.writes(view_, strings_.offsets))
+    for (const auto& w : rename_writes_)
       for (const auto& c : at_.carried) {
         uint64_t from = std::max(w.offset, c.off), to = std::min(w.offset + w.bytes.size(), c.off + c.size);
         if (from < to) std::memcpy(tail.data() + c.rel + (from - c.off), w.bytes.data() + (from - w.offset), to - from);
@@ -369,6 +370,8 @@ class AppendedWriter {
   const Placement& at_;
   const std::vector<Phdr> phdrs_;  // the new program header table
   const DynamicModel dynamic_;     // the new dynamic section
+  // The renamed symbols' table writes: into carried copies, the rest into the file (built once, tables are large).
+  const std::vector<PlannedWrite> rename_writes_;
 };
 
 }  // namespace

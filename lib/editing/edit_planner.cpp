@@ -71,7 +71,7 @@ class InPlacePlanner {
     }
     if (in_.interp.changed) plan.writes.push_back(interpreter_write(in_, WritePhase::Commit));
     add_version_need_writes(in_, placed->offsets, plan);
-    add_symbol_rename_writes(in_, placed->offsets, plan);
+    add_symbol_rename_writes(in_.renamer.writes(in_.view, placed->offsets), plan);
     add_cleanup(plan, placed->model, *use, placed->strtab);
     return std::optional<EditPlan>(std::move(plan));
   }

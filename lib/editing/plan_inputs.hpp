@@ -152,11 +152,11 @@ PlannedWrite interpreter_write(const PlanInputs<E>& in, WritePhase phase) {
   return {phase, uint64_t(in.interp.phdr->p_offset), std::move(bytes), WriteKind::Interpreter};
 }
 
-// Renamed symbols and the tables that index them, at their offsets in the file.
-template <class E>
-void add_symbol_rename_writes(const PlanInputs<E>& in, const StringOffsets& offsets, EditPlan& plan,
-                              const CarriedSpans& carried = {}) {
-  for (auto& w : in.renamer.writes(in.view, offsets))
+// Renamed symbols and the tables that index them (in.renamer.writes), at
+// their offsets in the file.
+inline void add_symbol_rename_writes(std::vector<PlannedWrite> rename_writes, EditPlan& plan,
+                                     const CarriedSpans& carried = {}) {
+  for (auto& w : rename_writes)
     if (!inside_any(carried, w.offset, w.bytes.size())) plan.writes.push_back(std::move(w));
 }
 
