@@ -108,7 +108,8 @@ Status keep_first_load_delta(const PlanInputs<E>& in, Placement& placement, cons
                              uint64_t max_end, uint64_t page) {
   uint64_t delta0 = uint64_t(first_load.p_vaddr) - uint64_t(first_load.p_offset);
   if (delta0 % page != 0 || uint64_t(first_load.p_vaddr) < uint64_t(first_load.p_offset))
-    return in.view.error("cannot move the program headers: first PT_LOAD is not page-congruent");
+    return in.view.error(ErrorCode::ProgramHeadersCannotMove,
+                         "cannot move the program headers: first PT_LOAD is not page-congruent");
   uint64_t off = layout::offset_keeping_delta(placement.seg_off, max_end, page, delta0);
   if (off - placement.seg_off > page)
     placement.warnings.push_back({EditWarningKind::HoleBeforeSegment,
@@ -145,10 +146,11 @@ Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments
   if (needs_congruence && first_load) RUNPATCH_CHECK(keep_first_load_delta(in, placement, *first_load, max_end, page));
   // The hole stays sparse, but copies and archives expand it: bound it (a corrupt address would be unbounded).
   if (placement.seg_off - old_size > kMaxHole)
-    return in.view.error(fmt::format("a new segment would need a {} MiB hole before it (address space ends at {:#x})",
+    return in.view.error(ErrorCode::HoleTooLarge,
+                         fmt::format("a new segment would need a {} MiB hole before it (address space ends at {:#x})",
                                      (placement.seg_off - old_size) >> 20, max_end));
   if (!fits_address_space<E>(placement.seg_vaddr, placement.rel.size, max_end))
-    return in.view.error("no address space left above the last segment");
+    return in.view.error(ErrorCode::NoAddressSpace, "no address space left above the last segment");
   // The note's own segment follows in the file without a gap and one page
   // higher in memory: its first file page may be the read-write segment's
   // last, mapped twice, but no page of memory is both.
@@ -158,7 +160,7 @@ Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments
     placement.note_off = align_up(placement.seg_off + placement.rel.size, 8);
     placement.note_vaddr = placement.note_off + (placement.seg_vaddr - placement.seg_off) + page;
     if (!fits_address_space<E>(placement.note_vaddr, earlier.note_bytes.size(), max_end))
-      return in.view.error("no address space left above the last segment");
+      return in.view.error(ErrorCode::NoAddressSpace, "no address space left above the last segment");
   }
   return placement;
 }

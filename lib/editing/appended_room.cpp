@@ -195,7 +195,8 @@ class RoomFinder {
       if (at <= room.load_at) ++room.load_at;
     }
     if (in_.stack_entry_wanted) phdrs.push_back(Phdr<E>{});  // PT_NULL: fold_header_fields makes it PT_GNU_STACK
-    if (phdrs.size() >= elf::PN_XNUM) return view_.error("too many program headers to add one");
+    if (phdrs.size() >= elf::PN_XNUM)
+      return view_.error(ErrorCode::TooManyProgramHeaders, "too many program headers to add one");
     return {};
   }
 

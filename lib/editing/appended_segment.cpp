@@ -9,7 +9,7 @@ Expected<EditPlan> plan_appended_segment(const PlanInputs<E>& in, bool with_dyna
   // An appended segment grows the program header table where binutils needs it,
   // over bytes the old file references: never committed by one write.
   if (in.options.commit_in_elf_header)
-    return in.view.error("the edit needs an appended segment, which no single write commits");
+    return in.view.error(ErrorCode::NotOneWrite, "the edit needs an appended segment, which no single write commits");
   const EarlierSegments<E> earlier = find_earlier_segments(in, with_dynamic);
   RUNPATCH_TRY(const Room<E> room, choose_room(in, earlier, with_dynamic));
   const PlacedStrings strings = appended_strings(in, earlier, with_dynamic);

@@ -54,7 +54,7 @@ class AppendedWriter {
     auto* new_eh = struct_at<Ehdr>(header, 0);
     RUNPATCH_TRY(auto moved, update_section_headers(plan, tail, *new_eh));
     if (view_.ehdr().e_phnum == elf::PN_XNUM)
-      return view_.error("extended program header numbering (PN_XNUM) cannot grow");
+      return view_.error(ErrorCode::TooManyProgramHeaders, "extended program header numbering (PN_XNUM) cannot grow");
     new_eh->e_phnum = static_cast<uint16_t>(phdrs_.size());
     plan.strategy = EditStrategy::Appended;
     plan.fits_later_tools = !room_.move_phdrs && (!room_.grow_in_place || room_.room_for_patchelf);

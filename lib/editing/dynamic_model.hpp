@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "editing/string_refs.hpp"
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_request.hpp"
 
 namespace runpatch {
 

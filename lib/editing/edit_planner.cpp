@@ -280,9 +280,10 @@ Expected<EditPlan> plan_request(const MappedElfView<E>& view, const ElfInfo& inf
     return plan_interpreter_only(in);
   }
   if (!table && request.headers.adds_dynamic_entries())
-    return view.error("has no dynamic section (statically linked, or separate debug information)");
-  if (!table) return view.error("statically linked (no dynamic section): nothing to edit");
-  if (!table->has_strtab) return view.error("dynamic section has no string table");
+    return view.error(ErrorCode::NothingToEdit,
+                      "has no dynamic section (statically linked, or separate debug information)");
+  if (!table) return view.error(ErrorCode::NothingToEdit, "statically linked (no dynamic section): nothing to edit");
+  if (!table->has_strtab) return view.error(ErrorCode::NothingToEdit, "dynamic section has no string table");
   RUNPATCH_TRY(auto in, resolve_plan_inputs<E>(view, info, options, request, &*table));
   RUNPATCH_TRY(EditPlan result, plan_tables(in));
   const NoteChange& note = in.note;

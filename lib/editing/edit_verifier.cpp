@@ -21,7 +21,8 @@ namespace runpatch {
 namespace {
 
 Error verification_error(const std::string& path, const std::string& field, const std::string& detail) {
-  return make_error(path, fmt::format("edit verification failed: {} {} (file left untouched)", field, detail));
+  return make_error(ErrorCode::VerificationFailed, path,
+                    fmt::format("edit verification failed: {} {} (file left untouched)", field, detail));
 }
 
 std::string shown(const std::optional<std::string>& value) { return value ? "'" + *value + "'" : "(none)"; }

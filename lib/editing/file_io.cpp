@@ -25,7 +25,9 @@ Status write_bytes(int fd, const std::string& path, uint64_t offset, std::span<c
   while (done < bytes.size()) {
     ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(path, errno_text("cannot write " + what, n < 0 ? errno : ENOSPC), offset + done);
+    if (n <= 0)
+      return make_error(ErrorCode::SystemCall, path, errno_text("cannot write " + what, n < 0 ? errno : ENOSPC),
+                        offset + done);
     done += static_cast<size_t>(n);
   }
   return {};
@@ -50,11 +52,12 @@ PrivilegesKept PrivilegesKept::read(int fd) {
 
 Status PrivilegesKept::restore(int fd, const std::string& path) const {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return make_error(path, errno_text("cannot stat"));
+  if (::fstat(fd, &st) != 0) return make_error(ErrorCode::SystemCall, path, errno_text("cannot stat"));
   if ((st.st_mode & 07777) != mode_ && ::fchmod(fd, mode_) != 0)
-    return make_error(path, errno_text("cannot restore the set-ID bits the write cleared"));
+    return make_error(ErrorCode::SystemCall, path, errno_text("cannot restore the set-ID bits the write cleared"));
   if (capability_ && ::fsetxattr(fd, kCapabilityAttribute, capability_->data(), capability_->size(), 0) != 0)
-    return make_error(path, errno_text("cannot restore the file capabilities the write cleared"));
+    return make_error(ErrorCode::SystemCall, path,
+                      errno_text("cannot restore the file capabilities the write cleared"));
   return {};
 }
 
@@ -64,7 +67,8 @@ Status lock_exclusively(int fd, const std::string& path, const std::function<voi
   for (int pause_ms = 1;;) {
     if (::flock(fd, before_waiting ? LOCK_EX | LOCK_NB : LOCK_EX) == 0) return {};
     if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK || !before_waiting) return make_error(path, errno_text("cannot lock"));
+    if (errno != EWOULDBLOCK || !before_waiting)
+      return make_error(ErrorCode::SystemCall, path, errno_text("cannot lock"));
     before_waiting();
     ::usleep(useconds_t(pause_ms) * 1000);
     pause_ms = std::min(pause_ms * 2, 50);
@@ -76,16 +80,18 @@ Status lock_exclusively(int fd, const std::string& path, const std::function<voi
 Expected<UniqueFd> open_for_edit(const std::string& path, bool writable, const std::function<void()>& before_waiting) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     UniqueFd fd(::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | kOpenWithoutWaiting));
-    if (fd.get() < 0) return make_error(path, errno_text(writable ? "cannot open for writing" : "cannot open"));
+    if (fd.get() < 0)
+      return make_error(ErrorCode::SystemCall, path, errno_text(writable ? "cannot open for writing" : "cannot open"));
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+      return make_error(ErrorCode::NotRegularFile, path, "not a regular file");
     RUNPATCH_CHECK(lock_exclusively(fd.get(), path, before_waiting));
     // The previous lock holder may have renamed an edited copy over the name:
     // then our lock is on the old inode, and edits must go to the new one.
     struct stat now {};
     if (::stat(path.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) return fd;
   }
-  return make_error(path, "the file keeps being replaced while waiting for its lock");
+  return make_error(ErrorCode::FileChanged, path, "the file keeps being replaced while waiting for its lock");
 }
 
 namespace {
@@ -142,7 +148,7 @@ uint64_t written_end(const EditPlan& plan, uint64_t old_size) {
 Status cut_to_new_size(IntoFileState& s) {
   if (s.stopped) return {};
   if (!truncate_to(s.fd.get(), s.plan.new_size))
-    return make_error(s.path, errno_text("cannot cut off bytes past the edited file's end"));
+    return make_error(ErrorCode::SystemCall, s.path, errno_text("cannot cut off bytes past the edited file's end"));
   return {};
 }
 

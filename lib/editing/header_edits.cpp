@@ -68,7 +68,7 @@ Status put_field(EditPlan& plan, const FieldWrite& field, const std::string& pat
     if (w.offset <= field.offset && end <= w_end) {
       cover = &w;
     } else if (w.offset < end && field.offset < w_end) {
-      return make_error(path,
+      return make_error(ErrorCode::Unsupported, path,
                         fmt::format("the {} edit overlaps another planned write ({}) only in part", field.description(),
                                     w.description()),
                         field.offset);
@@ -127,17 +127,21 @@ class HeaderFieldFolder {
       fields_.push_back({phdr_offset(i), bytes_of(stack), WriteKind::StackEntry});
       return {};
     }
-    return result_.error(
-        "has no PT_GNU_STACK program header and no spare (PT_NULL) entry to turn into one; "
-        "a program header is added only to files with a dynamic section",
-        result_.ehdr().e_phoff);
+    return result_.error(ErrorCode::NothingToEdit,
+                         "has no PT_GNU_STACK program header and no spare (PT_NULL) entry to turn into one; "
+                         "a program header is added only to files with a dynamic section",
+                         result_.ehdr().e_phoff);
   }
 
   Status symbol_versions(const std::vector<std::string>& names) {
     RUNPATCH_TRY(auto dynamic, read_dynamic(result_, dynamic_source_));
-    if (!dynamic) return result_.error("has no dynamic section (statically linked, or separate debug information)");
+    if (!dynamic)
+      return result_.error(ErrorCode::NothingToEdit,
+                           "has no dynamic section (statically linked, or separate debug information)");
     RUNPATCH_TRY(auto tables, symbol_version_tables(result_, *dynamic));
-    if (!tables) return result_.error("has no symbol version table (.gnu.version) whose entries could be cleared");
+    if (!tables)
+      return result_.error(ErrorCode::NothingToEdit,
+                           "has no symbol version table (.gnu.version) whose entries could be cleared");
     RUNPATCH_TRY(auto symbols,
                  result_.template table_at<Sym>(tables->symtab_offset, tables->count, "dynamic symbol table"));
     RUNPATCH_TRY(auto versions, result_.template table_at<typename E::Half>(tables->versym_offset, tables->count,

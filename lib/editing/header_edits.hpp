@@ -43,7 +43,7 @@ Expected<std::optional<SymbolVersionTables>> symbol_version_tables(const ElfView
   }
   if (!view.shdrs().empty()) {
     if (!versym_count) return std::optional<SymbolVersionTables>();
-    if (*versym_count != t.count) return view.error("versym size mismatch");
+    if (*versym_count != t.count) return view.malformed("versym size mismatch");
     return std::optional<SymbolVersionTables>(t);
   }
   auto versym = dynamic.find(elf::DT_VERSYM);
@@ -51,12 +51,13 @@ Expected<std::optional<SymbolVersionTables>> symbol_version_tables(const ElfView
   auto hash = dynamic.find(elf::DT_HASH);
   if (!versym) return std::optional<SymbolVersionTables>();
   if (!symtab || !hash)
-    return view.error("has no section headers and no DT_HASH: the dynamic symbols cannot be counted");
+    return view.error(ErrorCode::NothingToEdit,
+                      "has no section headers and no DT_HASH: the dynamic symbols cannot be counted");
   RUNPATCH_TRY(uint64_t hash_offset, view.offset_of_vaddr(*hash, 8, "DT_HASH table"));
   RUNPATCH_TRY(auto words, view.template table_at<typename E::Word>(hash_offset, 2, "DT_HASH table"));
   t.count = words[1];
   auto symtab_bytes = checked_mul(t.count, sizeof(Sym));
-  if (!symtab_bytes) return view.error("DT_HASH symbol count overflows");
+  if (!symtab_bytes) return view.malformed("DT_HASH symbol count overflows");
   RUNPATCH_TRY(t.symtab_offset, view.offset_of_vaddr(*symtab, *symtab_bytes, "dynamic symbol table"));
   RUNPATCH_TRY(t.versym_offset, view.offset_of_vaddr(*versym, t.count * 2, "symbol version table"));
   return std::optional<SymbolVersionTables>(t);

@@ -14,18 +14,18 @@ Status check_load_segment(const MappedElfView<E>& view, size_t i, uint64_t at) {
   const auto& phdrs = view.phdrs();
   const auto& a = phdrs[i];
   if (a.p_filesz > a.p_memsz)
-    return view.error(fmt::format("PT_LOAD #{}: file size is larger than memory size", i), at);
+    return view.malformed(fmt::format("PT_LOAD #{}: file size is larger than memory size", i), at);
   // Alignment decides where a new segment goes: a corrupt one would pad the file without bound.
   if (a.p_align > 1 && ((a.p_align & (a.p_align - 1)) != 0 || a.p_align > kMaxLoadAlign))
-    return view.error(
+    return view.malformed(
         fmt::format("PT_LOAD #{}: alignment {:#x} is not a power of two up to 64 MiB", i, uint64_t(a.p_align)), at);
   if (uint64_t(a.p_vaddr) + uint64_t(a.p_memsz) < uint64_t(a.p_vaddr))
-    return view.error(fmt::format("PT_LOAD #{}: address range wraps around", i), at);
+    return view.malformed(fmt::format("PT_LOAD #{}: address range wraps around", i), at);
   for (size_t j = 0; j < i; ++j) {
     const auto& b = phdrs[j];
     if (b.p_type != elf::PT_LOAD || a.p_memsz == 0 || b.p_memsz == 0) continue;
     if (a.p_vaddr < b.p_vaddr + b.p_memsz && b.p_vaddr < a.p_vaddr + a.p_memsz)
-      return view.error(fmt::format("PT_LOAD #{} and #{} overlap in memory", j, i), at);
+      return view.malformed(fmt::format("PT_LOAD #{} and #{} overlap in memory", j, i), at);
   }
   return {};
 }
@@ -39,7 +39,7 @@ Status check_segments(const MappedElfView<E>& view) {
     uint64_t at = header_offset + i * sizeof(elf::Phdr<E>);
     // Any segment's bytes may be carried into the new segment (notes, interpreter).
     if (a.p_filesz > 0 && (a.p_offset > view.bytes().size() || a.p_filesz > view.bytes().size() - a.p_offset))
-      return view.error(
+      return view.malformed(
           fmt::format("program header #{} (type {:#x}) extends past the end of the file", i, uint32_t(a.p_type)), at);
     if (a.p_type == elf::PT_LOAD) RUNPATCH_CHECK(check_load_segment(view, i, at));
   }
@@ -61,12 +61,12 @@ Status check_string_table_alone(const MappedElfView<E>& view, const DynamicTable
   };
   for (const auto& [what, range] : others)
     if (overlaps(range.first, range.second))
-      return view.error(std::string("the dynamic string table overlaps ") + what, begin);
+      return view.malformed(std::string("the dynamic string table overlaps ") + what, begin);
   for (const auto& sh : view.shdrs()) {
     if (!(sh.sh_flags & elf::SHF_ALLOC) || sh.sh_type == elf::SHT_NOBITS) continue;
     bool is_the_table = sh.sh_offset <= begin && uint64_t(sh.sh_offset) + uint64_t(sh.sh_size) >= end;
     if (!is_the_table && overlaps(sh.sh_offset, sh.sh_size))
-      return view.error("the dynamic string table overlaps another allocated section", begin);
+      return view.malformed("the dynamic string table overlaps another allocated section", begin);
   }
   return {};
 }
@@ -89,7 +89,8 @@ Expected<DynamicModel> requested_model(const PlanInputs<E>& in, const EditReques
   // ld.so writes r_debug's address into DT_DEBUG (gdb finds the link map there).
   if (request.headers.add_debug_tag) model.add_once(elf::DT_DEBUG, 0);
   for (const auto& e : model.entries)
-    if (e.text && e.text->find('\0') != std::string::npos) return in.view.error("a new string contains a NUL byte");
+    if (e.text && e.text->find('\0') != std::string::npos)
+      return in.view.error(ErrorCode::InvalidRequest, "a new string contains a NUL byte");
   return model;
 }
 
@@ -124,7 +125,7 @@ Expected<InterpreterChange<E>> interpreter_change(const MappedElfView<E>& view, 
   InterpreterChange<E> change;
   if (!request.interpreter || request.interpreter == info.interpreter) return change;
   change.phdr = view.find_phdr(elf::PT_INTERP);
-  if (!change.phdr) return view.error("file has no interpreter (PT_INTERP) to replace");
+  if (!change.phdr) return view.error(ErrorCode::NothingToEdit, "file has no interpreter (PT_INTERP) to replace");
   change.changed = true;
   change.text = *request.interpreter;
   change.needs_room = change.text.size() + 1 > uint64_t(change.phdr->p_filesz);

@@ -3,7 +3,7 @@
 // cannot set the latter: they are how the editor tries its layouts in turn.
 #pragma once
 
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_options.hpp"
 
 namespace runpatch {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_outcome.hpp"
 
 namespace runpatch {
 

@@ -132,7 +132,8 @@ Expected<NoteChange> plan_note_change(const ElfView<E>& view, const ElfInfo& inf
   ResolutionCacheInputs inputs{now.needed, now.path.value_or(""), info.identity};
   ResolutionCache cache = build_resolution_cache(inputs, request.resolution_root);
   if (std::string reason = resolution_cache_unavailable_reason(inputs, cache); !reason.empty()) {
-    if (once && earlier && !changed) return view.error(std::string(kNoteAlreadyPresent));
+    if (once && earlier && !changed)
+      return view.error(ErrorCode::ResolutionCacheExists, std::string(kNoteAlreadyPresent));
     if (once)  // in patchelf's words
       change.warnings.push_back(
           {EditWarningKind::ResolutionCacheNotWritten,
@@ -154,11 +155,13 @@ Expected<NoteChange> plan_note_change(const ElfView<E>& view, const ElfInfo& inf
       view.in_file(change.existing->offset, change.bytes.size()) &&
       std::equal(change.bytes.begin(), change.bytes.end(), view.data_at(change.existing->offset, change.bytes.size()));
   if (same) return change;
-  if (once && earlier && !changed) return view.error(std::string(kNoteAlreadyPresent));
+  if (once && earlier && !changed)
+    return view.error(ErrorCode::ResolutionCacheExists, std::string(kNoteAlreadyPresent));
   // Only the note this edit replaces may carry the name.
   for (size_t index : named)
     if (index != change.existing_section)
       return view.error(
+          ErrorCode::Unsupported,
           fmt::format("section [{}] is named {} but holds no resolution-cache note this edit can replace; "
                       "remove it (objcopy --remove-section) and edit again",
                       index, kResolutionCacheSection));

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_outcome.hpp"
+#include "runpatch/editing/edit_request.hpp"
 #include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {

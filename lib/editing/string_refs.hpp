@@ -121,8 +121,8 @@ class StringRefCollector {
   Expected<uint64_t> symbol_entry_size() const {
     uint64_t entsize = table_.find(DT_SYMENT).value_or(sizeof(elf::Sym<E>));
     if (entsize != sizeof(elf::Sym<E>))
-      return view_.error("DT_SYMENT is " + std::to_string(entsize) + ", not the symbol size " +
-                         std::to_string(sizeof(elf::Sym<E>)));
+      return view_.malformed("DT_SYMENT is " + std::to_string(entsize) + ", not the symbol size " +
+                             std::to_string(sizeof(elf::Sym<E>)));
     return entsize;
   }
 

@@ -58,7 +58,7 @@ Expected<std::optional<uint64_t>> count_from_gnu_hash(const ElfView<E>& view, ui
   uint64_t last = 0;
   for (const auto& b : buckets) last = std::max<uint64_t>(last, uint32_t(b));
   if (last == 0) return std::optional<uint64_t>();
-  if (last < t.gnu_symoffset) return view.error("GNU hash bucket names a symbol below its symoffset", buckets_off);
+  if (last < t.gnu_symoffset) return view.malformed("GNU hash bucket names a symbol below its symoffset", buckets_off);
   uint64_t chain_off = buckets_off + uint64_t(t.gnu_buckets) * 4;
   for (uint64_t i = last;; ++i) {
     RUNPATCH_TRY(uint32_t value, word_at(view, chain_off + (i - t.gnu_symoffset) * 4, "GNU hash chain"));
@@ -82,7 +82,8 @@ Expected<uint64_t> count_up_to_next_table(const ElfView<E>& view, const DynamicT
     if (is_table && addr > symtab && (!next || addr < *next)) next = addr;
   }
   if (!next)
-    return view.error("cannot count the dynamic symbols: no .dynsym section header, DT_HASH or following table");
+    return view.error(ErrorCode::NothingToEdit,
+                      "cannot count the dynamic symbols: no .dynsym section header, DT_HASH or following table");
   uint64_t bound = (*next - symtab) / sizeof(elf::Sym<E>);
   RUNPATCH_TRY(uint64_t off, view.offset_of_vaddr(symtab, bound * sizeof(elf::Sym<E>), "dynamic symbol table"));
   RUNPATCH_TRY(auto symbols, view.template table_at<elf::Sym<E>>(off, bound, "dynamic symbol table"));
@@ -98,12 +99,12 @@ Status locate_gnu_hash(const ElfView<E>& view, uint64_t vaddr, SymbolTables& t) 
   t.gnu_buckets = header[0], t.gnu_symoffset = header[1], t.gnu_maskwords = header[2], t.gnu_shift = header[3];
   // The loader indexes the bloom filter with (hash / bits) & (maskwords - 1).
   if (t.gnu_buckets == 0 || t.gnu_maskwords == 0 || (t.gnu_maskwords & (t.gnu_maskwords - 1)) != 0)
-    return view.error(fmt::format("GNU hash table has {} buckets and {} bloom words (a power of two is needed)",
-                                  t.gnu_buckets, t.gnu_maskwords),
-                      off);
+    return view.malformed(fmt::format("GNU hash table has {} buckets and {} bloom words (a power of two is needed)",
+                                      t.gnu_buckets, t.gnu_maskwords),
+                          off);
   // The second bloom bit is (hash >> shift) % bits: a shift beyond the hash's 32 bits means nothing.
   if (t.gnu_shift >= 32)
-    return view.error(fmt::format("GNU hash table has a bloom shift of {} (at most 31)", t.gnu_shift), off + 12);
+    return view.malformed(fmt::format("GNU hash table has a bloom shift of {} (at most 31)", t.gnu_shift), off + 12);
   t.gnu_hash = FileRange{off, 0};
   return {};
 }
@@ -114,7 +115,7 @@ Status locate_sysv_hash(const ElfView<E>& view, uint64_t vaddr, SymbolTables& t,
   RUNPATCH_TRY(auto header, view.template table_at<Word<E>>(off, 2, "hash table"));
   t.sysv_buckets = header[0];
   nchain = uint32_t(header[1]);
-  if (t.sysv_buckets == 0) return view.error("hash table (DT_HASH) has no buckets", off);
+  if (t.sysv_buckets == 0) return view.malformed("hash table (DT_HASH) has no buckets", off);
   t.sysv_hash = FileRange{off, 8 + (uint64_t(t.sysv_buckets) + *nchain) * 4};
   return {};
 }
@@ -126,10 +127,11 @@ Status locate_relocations(const ElfView<E>& view, const DynamicTable<E>& table, 
     auto vaddr = table.find(addr_tag);
     if (!vaddr) return {};
     auto size = table.find(size_tag);
-    if (!size) return view.error(fmt::format("{} has no size entry", what), table.offset_of_entry(addr_tag));
+    if (!size) return view.malformed(fmt::format("{} has no size entry", what), table.offset_of_entry(addr_tag));
     uint64_t entry = relocation_size<E>(rela);
     if ((entsize && *entsize != entry) || *size % entry != 0)
-      return view.error(fmt::format("{} entries are not {} bytes each", what, entry), table.offset_of_entry(addr_tag));
+      return view.malformed(fmt::format("{} entries are not {} bytes each", what, entry),
+                            table.offset_of_entry(addr_tag));
     if (*size == 0) return {};
     RUNPATCH_TRY(uint64_t off, view.offset_of_vaddr(*vaddr, *size, what));
     t.relocations.push_back({{off, *size}, rela});
@@ -140,8 +142,8 @@ Status locate_relocations(const ElfView<E>& view, const DynamicTable<E>& table, 
   if (table.find(elf::DT_JMPREL)) {
     auto kind = table.find(DT_PLTREL);
     if (!kind || (*kind != elf::DT_RELA && *kind != elf::DT_REL))
-      return view.error("DT_JMPREL relocations without a DT_PLTREL saying their kind",
-                        table.offset_of_entry(elf::DT_JMPREL));
+      return view.malformed("DT_JMPREL relocations without a DT_PLTREL saying their kind",
+                            table.offset_of_entry(elf::DT_JMPREL));
     RUNPATCH_CHECK(add(elf::DT_JMPREL, DT_PLTRELSZ, std::nullopt, *kind == elf::DT_RELA, "DT_JMPREL relocations"));
   }
   return {};
@@ -166,16 +168,17 @@ Expected<uint64_t> count_symbols(const ElfView<E>& view, const DynamicTable<E>& 
 template <class E>
 Expected<std::vector<std::string>> symbol_names(const ElfView<E>& view, const DynamicTable<E>& table,
                                                 std::span<const elf::Sym<E>> symbols) {
-  if (!table.has_strtab) return view.error("dynamic symbols without a string table (DT_STRTAB)");
+  if (!table.has_strtab)
+    return view.error(ErrorCode::NothingToEdit, "dynamic symbols without a string table (DT_STRTAB)");
   const auto* strings = reinterpret_cast<const char*>(view.data_at(table.strtab_offset, table.strtab_size));
-  if (!strings) return view.error("cannot read the dynamic string table", table.strtab_offset);
+  if (!strings) return view.error(ErrorCode::SystemCall, "cannot read the dynamic string table", table.strtab_offset);
   std::vector<std::string> names;
   names.reserve(symbols.size());
   for (size_t i = 0; i < symbols.size(); ++i) {
     uint64_t at = symbols[i].st_name;
     const void* nul = at < table.strtab_size ? std::memchr(strings + at, 0, table.strtab_size - at) : nullptr;
     if (!nul)
-      return view.error(
+      return view.malformed(
           fmt::format("dynamic symbol #{} names string {}, outside the string table or unterminated", i, at),
           table.strtab_offset);
     names.emplace_back(strings + at, static_cast<const char*>(nul) - (strings + at));
@@ -229,11 +232,11 @@ Expected<SymbolTables> locate_symbol_tables(const ElfView<E>& view, const Dynami
                                             std::optional<uint64_t> known_count) {
   SymbolTables t;
   auto symtab = table.find(elf::DT_SYMTAB);
-  if (!symtab) return view.error("no dynamic symbol table (.dynsym) to rename symbols in");
+  if (!symtab) return view.error(ErrorCode::NothingToEdit, "no dynamic symbol table (.dynsym) to rename symbols in");
   if (table.find(DT_MIPS_XHASH))
-    return view.error("renaming symbols of a MIPS file with DT_MIPS_XHASH is not supported");
+    return view.error(ErrorCode::Unsupported, "renaming symbols of a MIPS file with DT_MIPS_XHASH is not supported");
   if (table.find(elf::DT_SYMENT).value_or(sizeof(elf::Sym<E>)) != sizeof(elf::Sym<E>))
-    return view.error("DT_SYMENT is not the size of a symbol", table.offset_of_entry(elf::DT_SYMENT));
+    return view.malformed("DT_SYMENT is not the size of a symbol", table.offset_of_entry(elf::DT_SYMENT));
   std::optional<uint64_t> nchain;
   if (auto gnu = table.find(elf::DT_GNU_HASH)) RUNPATCH_CHECK(locate_gnu_hash(view, *gnu, t));
   if (auto hash = table.find(elf::DT_HASH)) RUNPATCH_CHECK(locate_sysv_hash(view, *hash, t, nchain));
@@ -243,7 +246,7 @@ Expected<SymbolTables> locate_symbol_tables(const ElfView<E>& view, const Dynami
     RUNPATCH_TRY(t.count, count_symbols(view, table, *symtab, t, nchain));
   }
   if (nchain && *nchain != t.count)
-    return view.error(fmt::format("DT_HASH chains {} symbols, the symbol table holds {}", *nchain, t.count));
+    return view.malformed(fmt::format("DT_HASH chains {} symbols, the symbol table holds {}", *nchain, t.count));
   if (t.gnu_hash) {
     // A table with every bucket empty hashes no symbol, whatever its symoffset
     // says (linkers write 1 for executables that export nothing): it has no chains.
@@ -252,7 +255,7 @@ Expected<SymbolTables> locate_symbol_tables(const ElfView<E>& view, const Dynami
     if (std::all_of(buckets.begin(), buckets.end(), [](const auto& b) { return uint32_t(b) == 0; }))
       t.gnu_symoffset = static_cast<uint32_t>(t.count);
     if (t.gnu_symoffset > t.count)
-      return view.error(fmt::format("GNU hash symoffset {} is past the {} symbols", t.gnu_symoffset, t.count));
+      return view.malformed(fmt::format("GNU hash symoffset {} is past the {} symbols", t.gnu_symoffset, t.count));
     uint64_t size =
         16 + uint64_t(t.gnu_maskwords) * sizeof(Addr<E>) + (uint64_t(t.gnu_buckets) + t.count - t.gnu_symoffset) * 4;
     RUNPATCH_TRY(t.gnu_hash->offset, view.offset_of_vaddr(*table.find(elf::DT_GNU_HASH), size, "GNU hash table"));
@@ -362,7 +365,8 @@ Expected<SymbolRenamer<E>> SymbolRenamer<E>::plan(const ElfView<E>& view, const 
   RUNPATCH_TRY(auto symbols, read_symbols(view, table, r.tables_));
   std::unordered_map<std::string, std::string> wanted;
   for (const auto& [from, to] : map) {
-    if (to.find('\0') != std::string::npos) return view.error("a new symbol name contains a NUL byte");
+    if (to.find('\0') != std::string::npos)
+      return view.error(ErrorCode::InvalidRequest, "a new symbol name contains a NUL byte");
     if (from != to) wanted.emplace(from, to);
   }
   const SymbolTables& t = r.tables_;
@@ -387,7 +391,8 @@ Expected<SymbolRenamer<E>> SymbolRenamer<E>::plan(const ElfView<E>& view, const 
                      [&](uint64_t a, uint64_t b) { return bucket[a] < bucket[b]; });
     r.resorted_ = !std::is_sorted(r.order_.begin(), r.order_.end());
     if (r.resorted_ && table.find(DT_SYMTAB_SHNDX))
-      return view.error("renaming would reorder symbols of a file with extended section indices (DT_SYMTAB_SHNDX)");
+      return view.error(ErrorCode::Unsupported,
+                        "renaming would reorder symbols of a file with extended section indices (DT_SYMTAB_SHNDX)");
   }
   return r;
 }
@@ -514,9 +519,10 @@ namespace {
 template <class E>
 Status check_lookups(const ElfView<E>& view, const SymbolTables& t, const std::vector<SymbolEntry>& symbols) {
   auto fail = [&](const char* table, uint64_t i) {
-    return make_error(view.path(), fmt::format("edit verification failed: dynamic symbol '{}' (#{}) is not found "
-                                               "through the {} (file left untouched)",
-                                               symbols[i].name, i, table));
+    return make_error(ErrorCode::VerificationFailed, view.path(),
+                      fmt::format("edit verification failed: dynamic symbol '{}' (#{}) is not found "
+                                  "through the {} (file left untouched)",
+                                  symbols[i].name, i, table));
   };
   for (uint64_t i = 1; i < t.count; ++i) {
     if (symbols[i].name.empty()) continue;
@@ -538,7 +544,8 @@ Status check_relocations(const std::string& path, const std::vector<RelocationEn
                          const std::vector<RelocationEntry>& after, const std::vector<SymbolEntry>& old_symbols,
                          const std::vector<SymbolEntry>& new_symbols) {
   auto fail = [&](const std::string& detail) {
-    return make_error(path, "edit verification failed: relocations " + detail + " (file left untouched)");
+    return make_error(ErrorCode::VerificationFailed, path,
+                      "edit verification failed: relocations " + detail + " (file left untouched)");
   };
   if (before.size() != after.size()) return fail("changed in number");
   for (size_t i = 0; i < before.size(); ++i) {
@@ -559,7 +566,8 @@ Status check_renamed_symbols(const ElfView<E>& old_view, const DynamicTable<E>& 
                              const DynamicTable<E>& new_table, const SymbolRenameMap& map) {
   const std::string& path = old_view.path();
   auto fail = [&](const std::string& detail) {
-    return make_error(path, "edit verification failed: dynamic symbols " + detail + " (file left untouched)");
+    return make_error(ErrorCode::VerificationFailed, path,
+                      "edit verification failed: dynamic symbols " + detail + " (file left untouched)");
   };
   RUNPATCH_TRY(auto old_tables, locate_symbol_tables(old_view, old_table));
   // The old count: a stripped file's bound moves with the tables an edit moves.

@@ -1,9 +1,10 @@
 #include <algorithm>
 #include <atomic>
 
-#include "runpatch/policy/policy.hpp"
 #include "runpatch/editing/commit_group.hpp"
+#include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
+#include "runpatch/policy/policy.hpp"
 #include "runpatch/scanning/scan.hpp"
 
 namespace runpatch {

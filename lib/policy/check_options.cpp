@@ -11,7 +11,7 @@ namespace runpatch {
 Status disable_check_rules(CheckOptions& options, const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     auto rule = find_check_rule(id);
-    if (!rule) return make_error("", fmt::format("unknown rule '{}'", id));
+    if (!rule) return make_error(ErrorCode::InvalidInput, "", fmt::format("unknown rule '{}'", id));
     options.disabled.insert(*rule);
   }
   return {};
@@ -23,7 +23,7 @@ Expected<std::string> target_jetpack(CheckOptions& options, std::string_view rel
     std::string known;
     for (const auto& r : jetpack_releases())
       known += fmt::format("{}JetPack {} (L4T R{})", known.empty() ? "" : ", ", r.jetpack, l4t_version_text(r.l4t));
-    return make_error("",
+    return make_error(ErrorCode::InvalidInput, "",
                       fmt::format("--jetpack {}: not a release of a JetPack line runpatch knows ({})", release, known));
   }
   options.jetpack = target->release;

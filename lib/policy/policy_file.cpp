@@ -43,17 +43,19 @@ Expected<std::vector<std::string>> entry_list(const nlohmann::json& value, const
                                               const std::string& origin, EntryKind kind) {
   std::string expected = expectation(kind);
   if (!value.is_string() && !value.is_array())
-    return make_error(origin,
+    return make_error(ErrorCode::InvalidInput, origin,
                       fmt::format("\"{}\": expected {} or a list of them, got {}", key, expected, json_kind(value)));
   nlohmann::json items = value.is_string() ? nlohmann::json::array({value}) : value;
   std::vector<std::string> out;
   for (size_t i = 0; i < items.size(); ++i) {
     std::string where = value.is_string() ? fmt::format("\"{}\"", key) : fmt::format("\"{}\"[{}]", key, i);
     if (!items[i].is_string())
-      return make_error(origin, fmt::format("{}: expected {}, got {}", where, expected, json_kind(items[i])));
+      return make_error(ErrorCode::InvalidInput, origin,
+                        fmt::format("{}: expected {}, got {}", where, expected, json_kind(items[i])));
     std::string entry = items[i].get<std::string>();
     if (!acceptable(entry, kind))
-      return make_error(origin, fmt::format("{}: expected {}, got {}", where, expected, json_kind(items[i])));
+      return make_error(ErrorCode::InvalidInput, origin,
+                        fmt::format("{}: expected {}, got {}", where, expected, json_kind(items[i])));
     out.push_back(std::move(entry));
   }
   return out;
@@ -61,7 +63,8 @@ Expected<std::vector<std::string>> entry_list(const nlohmann::json& value, const
 
 Expected<bool> boolean(const nlohmann::json& value, const std::string& key, const std::string& origin) {
   if (!value.is_boolean())
-    return make_error(origin, fmt::format("\"{}\": expected true or false, got {}", key, json_kind(value)));
+    return make_error(ErrorCode::InvalidInput, origin,
+                      fmt::format("\"{}\": expected true or false, got {}", key, json_kind(value)));
   return value.get<bool>();
 }
 
@@ -73,10 +76,12 @@ Expected<void> read_driver(const nlohmann::json& value, const std::string& origi
   }
   if (!value.is_string() && !value.is_array())
     return make_error(
-        origin, fmt::format("\"driver\": expected true, false or absolute directories, got {}", json_kind(value)));
+        ErrorCode::InvalidInput, origin,
+        fmt::format("\"driver\": expected true, false or absolute directories, got {}", json_kind(value)));
   RUNPATCH_TRY(policy.driver_dirs, entry_list(value, "driver", origin, EntryKind::RunpathEntry));
   if (policy.driver_dirs.empty())
-    return make_error(origin, "\"driver\": expected at least one directory (or false), got an empty list");
+    return make_error(ErrorCode::InvalidInput, origin,
+                      "\"driver\": expected at least one directory (or false), got an empty list");
   policy.driver = true;
   return {};
 }
@@ -90,10 +95,11 @@ Expected<nlohmann::json> parse_json(const std::string& text, const std::string& 
     size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
     line_start = line_start == std::string::npos || at == 0 ? 0 : line_start + 1;
     size_t line = 1 + std::count(text.begin(), text.begin() + line_start, '\n');
-    return make_error(origin, fmt::format("not valid JSON at line {}, column {}", line, at - line_start + 1));
+    return make_error(ErrorCode::InvalidInput, origin,
+                      fmt::format("not valid JSON at line {}, column {}", line, at - line_start + 1));
   } catch (const nlohmann::json::exception& e) {
     // Well-formed but unrepresentable, e.g. a number too large for a double.
-    return make_error(origin, std::string("not usable JSON: ") + e.what());
+    return make_error(ErrorCode::InvalidInput, origin, std::string("not usable JSON: ") + e.what());
   }
 }
 
@@ -102,7 +108,8 @@ Expected<nlohmann::json> parse_json(const std::string& text, const std::string& 
 Expected<RunpathPolicy> RunpathPolicy::from_json_text(const std::string& text, const std::string& origin) {
   nlohmann::json doc;
   RUNPATCH_TRY(doc, parse_json(text, origin));
-  if (!doc.is_object()) return make_error(origin, fmt::format("expected a JSON object, got {}", json_kind(doc)));
+  if (!doc.is_object())
+    return make_error(ErrorCode::InvalidInput, origin, fmt::format("expected a JSON object, got {}", json_kind(doc)));
   RunpathPolicy policy;
   for (const auto& [key, value] : doc.items()) {
     if (key == "compat") {
@@ -122,7 +129,7 @@ Expected<RunpathPolicy> RunpathPolicy::from_json_text(const std::string& text, c
     } else if (key == "force_rpath") {
       RUNPATCH_TRY(policy.force_rpath, boolean(value, key, origin));
     } else {
-      return make_error(origin, fmt::format("unknown policy key \"{}\"", key));
+      return make_error(ErrorCode::InvalidInput, origin, fmt::format("unknown policy key \"{}\"", key));
     }
   }
   return policy;
@@ -130,7 +137,7 @@ Expected<RunpathPolicy> RunpathPolicy::from_json_text(const std::string& text, c
 
 Expected<RunpathPolicy> RunpathPolicy::from_json_file(const std::filesystem::path& path) {
   std::ifstream in(path);
-  if (!in) return make_error(path.string(), "cannot read the policy file");
+  if (!in) return make_error(ErrorCode::SystemCall, path.string(), "cannot read the policy file");
   std::stringstream text;
   text << in.rdbuf();
   return from_json_text(text.str(), path.string());

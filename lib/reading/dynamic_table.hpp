@@ -50,8 +50,8 @@ Expected<const elf::Shdr<E>*> dynamic_section(const ElfView<E>& view) {
     if (sh.sh_type != elf::SHT_DYNAMIC || sh.sh_size == 0) continue;
     RUNPATCH_TRY(uint64_t offset, view.offset_of_vaddr(sh.sh_addr, sh.sh_size, "section .dynamic"));
     if (offset != sh.sh_offset)
-      return view.error(fmt::format("section .dynamic: address {:#x} maps to offset {:#x}, not its offset {:#x}",
-                                    uint64_t(sh.sh_addr), offset, uint64_t(sh.sh_offset)));
+      return view.malformed(fmt::format("section .dynamic: address {:#x} maps to offset {:#x}, not its offset {:#x}",
+                                        uint64_t(sh.sh_addr), offset, uint64_t(sh.sh_offset)));
     return &sh;
   }
   return nullptr;
@@ -88,7 +88,7 @@ Expected<std::optional<DynamicTable<E>>> read_dynamic(const ElfView<E>& view,
   auto strtab = table.find(elf::DT_STRTAB);
   auto strsz = table.find(elf::DT_STRSZ);
   if (strtab.has_value() != strsz.has_value())
-    return view.error(
+    return view.malformed(
         strtab ? "dynamic section has DT_STRTAB but no DT_STRSZ" : "dynamic section has DT_STRSZ but no DT_STRTAB",
         table.offset);
   if (strtab) {
@@ -106,7 +106,7 @@ template <class E>
 Expected<std::string_view> dynamic_string(const ElfView<E>& view, const DynamicTable<E>& table, uint64_t index,
                                           std::string_view what) {
   if (!table.has_strtab)
-    return view.error(fmt::format("{} names a string but the file has no DT_STRTAB", what), table.offset);
+    return view.malformed(fmt::format("{} names a string but the file has no DT_STRTAB", what), table.offset);
   return view.string_at(table.strtab_offset, table.strtab_size, index, what);
 }
 

@@ -29,7 +29,8 @@ Status read_interpreter(const ElfView<E>& view, ElfInfo& info) {
   const auto* ph = view.find_phdr(elf::PT_INTERP);
   if (!ph || ph->p_filesz == 0) return {};  // no contents: separate debug info
   if (!view.in_file(ph->p_offset, ph->p_filesz))
-    return view.error(fmt::format("PT_INTERP ({} bytes) lies outside the file", uint64_t(ph->p_filesz)), ph->p_offset);
+    return view.malformed(fmt::format("PT_INTERP ({} bytes) lies outside the file", uint64_t(ph->p_filesz)),
+                          ph->p_offset);
   RUNPATCH_TRY(auto interp, view.string_at(ph->p_offset, ph->p_filesz, 0, "interpreter"));
   info.interpreter = std::string(interp);
   return {};

@@ -68,8 +68,12 @@ class ElfView {
   std::span<const Shdr> shdrs() const { return shdrs_; }
   uint32_t shstrndx() const { return shstrndx_; }
 
-  Error error(std::string what, std::optional<uint64_t> offset = std::nullopt) const {
-    return make_error(path_, std::move(what), offset);
+  Error error(ErrorCode code, std::string what, std::optional<uint64_t> offset = std::nullopt) const {
+    return make_error(code, path_, std::move(what), offset);
+  }
+  // The common case: a structure of the file lies outside it or contradicts another.
+  Error malformed(std::string what, std::optional<uint64_t> offset = std::nullopt) const {
+    return error(ErrorCode::Malformed, std::move(what), offset);
   }
 
   // First program header of the given type, or null.
@@ -91,11 +95,12 @@ class ElfView {
       uint64_t off = uint64_t(ph.p_offset) + (vaddr - start);
       uint64_t rel = vaddr - start;
       if (size > filesz - rel && size > mapped_run_from(ph) - rel) continue;
-      if (!in_file(off, size)) return error(fmt::format("{} at address {:#x} maps past end of file", what, vaddr), off);
+      if (!in_file(off, size))
+        return malformed(fmt::format("{} at address {:#x} maps past end of file", what, vaddr), off);
       return off;
     }
-    return error(fmt::format("{} at address {:#x} (size {}) lies in no loadable segment", what, vaddr, size),
-                 referenced_at);
+    return malformed(fmt::format("{} at address {:#x} (size {}) lies in no loadable segment", what, vaddr, size),
+                     referenced_at);
   }
 
   // Bytes from the start of segment on that the file maps contiguously: its own
@@ -124,13 +129,15 @@ class ElfView {
     auto bytes = checked_mul(count, sizeof(T));
     std::string_view entries = count == 1 ? "entry" : "entries";
     if (!bytes)
-      return error(fmt::format("{} ({} {} of {} bytes) is larger than any file", what, count, entries, sizeof(T)), off);
+      return malformed(fmt::format("{} ({} {} of {} bytes) is larger than any file", what, count, entries, sizeof(T)),
+                       off);
     if (!in_file(off, *bytes))
-      return error(fmt::format("{} ({} {} of {} bytes, {} bytes at offset {:#x}) extends past end of file (size {})",
-                               what, count, entries, sizeof(T), *bytes, off, size_),
-                   off);
+      return malformed(
+          fmt::format("{} ({} {} of {} bytes, {} bytes at offset {:#x}) extends past end of file (size {})", what,
+                      count, entries, sizeof(T), *bytes, off, size_),
+          off);
     const uint8_t* data = data_at(off, *bytes);
-    if (!data) return error(fmt::format("cannot read {} ({} bytes)", what, *bytes), off);
+    if (!data) return error(ErrorCode::SystemCall, fmt::format("cannot read {} ({} bytes)", what, *bytes), off);
     return std::span<const T>(reinterpret_cast<const T*>(data), count);
   }
 
@@ -138,18 +145,20 @@ class ElfView {
   Expected<std::string_view> string_at(uint64_t table_off, uint64_t table_size, uint64_t index,
                                        std::string_view what) const {
     if (index >= table_size)
-      return error(fmt::format("{} string index {} is outside the string table (size {})", what, index, table_size),
-                   table_off);
+      return malformed(fmt::format("{} string index {} is outside the string table (size {})", what, index, table_size),
+                       table_off);
     uint64_t rest = table_size - index;
     // Read on demand, a string is looked for in a short piece first: tables
     // are long, names short.
     for (uint64_t piece = reader_ ? std::min<uint64_t>(rest, 256) : rest;; piece = std::min(rest, piece * 4)) {
       const char* begin = reinterpret_cast<const char*>(data_at(table_off + index, piece));
-      if (!begin) return error(fmt::format("cannot read {} string at index {}", what, index), table_off + index);
+      if (!begin)
+        return error(ErrorCode::SystemCall, fmt::format("cannot read {} string at index {}", what, index),
+                     table_off + index);
       if (const void* nul = std::memchr(begin, 0, piece))
         return std::string_view(begin, static_cast<const char*>(nul) - begin);
       if (piece == rest)
-        return error(fmt::format("{} string at index {} is not NUL-terminated", what, index), table_off + index);
+        return malformed(fmt::format("{} string at index {} is not NUL-terminated", what, index), table_off + index);
     }
   }
 
@@ -165,12 +174,12 @@ class ElfView {
 
   Status validate() {
     if (size_ < sizeof(Ehdr))
-      return error(fmt::format("truncated ELF header ({} of {} bytes)", size_, sizeof(Ehdr)), size_);
+      return malformed(fmt::format("truncated ELF header ({} of {} bytes)", size_, sizeof(Ehdr)), size_);
     ehdr_ = reinterpret_cast<const Ehdr*>(data_at(0, sizeof(Ehdr)));
-    if (!ehdr_) return error("cannot read the ELF header", 0);
+    if (!ehdr_) return malformed("cannot read the ELF header", 0);
     const Ehdr& eh = ehdr();
     if (eh.e_ident[elf::EI_VERSION] != 1)
-      return error(fmt::format("unsupported ELF version {}", eh.e_ident[elf::EI_VERSION]), 6);
+      return malformed(fmt::format("unsupported ELF version {}", eh.e_ident[elf::EI_VERSION]), 6);
     RUNPATCH_CHECK(read_section_headers());
     return read_program_headers();
   }
@@ -180,8 +189,9 @@ class ElfView {
     uint64_t shoff = eh.e_shoff;
     if (shoff == 0) return {};  // stripped of section headers: allowed
     if (eh.e_shentsize != sizeof(Shdr))
-      return error(fmt::format("section header size is {} bytes, expected {}", uint16_t(eh.e_shentsize), sizeof(Shdr)),
-                   offsetof(Ehdr, e_shentsize));
+      return malformed(
+          fmt::format("section header size is {} bytes, expected {}", uint16_t(eh.e_shentsize), sizeof(Shdr)),
+          offsetof(Ehdr, e_shentsize));
     uint64_t count = eh.e_shnum;
     if (count == 0) {  // extended numbering: section header 0 holds the count
       RUNPATCH_TRY(auto first, table_at<Shdr>(shoff, 1, "section header 0 (e_shnum is 0: extended numbering)"));
@@ -192,8 +202,8 @@ class ElfView {
     RUNPATCH_TRY(shdrs_, table_at<Shdr>(shoff, count, "section header table"));
     shstrndx_ = eh.e_shstrndx == elf::SHN_XINDEX ? uint32_t(shdrs_[0].sh_link) : eh.e_shstrndx;
     if (shstrndx_ >= count && shstrndx_ != elf::SHN_UNDEF)
-      return error(fmt::format("section name table index {} is out of range ({} sections)", shstrndx_, count),
-                   offsetof(Ehdr, e_shstrndx));
+      return malformed(fmt::format("section name table index {} is out of range ({} sections)", shstrndx_, count),
+                       offsetof(Ehdr, e_shstrndx));
     return {};
   }
 
@@ -202,13 +212,15 @@ class ElfView {
     uint64_t count = eh.e_phnum;
     if (count == elf::PN_XNUM) {
       if (shdrs_.empty())
-        return error("e_phnum is PN_XNUM but there is no section header 0 to hold the count", offsetof(Ehdr, e_phnum));
+        return malformed("e_phnum is PN_XNUM but there is no section header 0 to hold the count",
+                         offsetof(Ehdr, e_phnum));
       count = shdrs_[0].sh_info;
     }
     if (count == 0) return {};
     if (eh.e_phentsize != sizeof(Phdr))
-      return error(fmt::format("program header size is {} bytes, expected {}", uint16_t(eh.e_phentsize), sizeof(Phdr)),
-                   offsetof(Ehdr, e_phentsize));
+      return malformed(
+          fmt::format("program header size is {} bytes, expected {}", uint16_t(eh.e_phentsize), sizeof(Phdr)),
+          offsetof(Ehdr, e_phentsize));
     RUNPATCH_TRY(phdrs_, table_at<Phdr>(eh.e_phoff, count, "program header table"));
     return {};
   }

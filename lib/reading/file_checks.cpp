@@ -14,9 +14,9 @@ std::string errno_text(std::string_view action, int err) {
 
 Expected<uint64_t> regular_file_size(int fd, const std::string& path) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return make_error(path, errno_text("cannot stat"));
-  if (!S_ISREG(st.st_mode)) return make_error(path, "not a regular file");
-  if (st.st_size == 0) return make_error(path, "file is empty");
+  if (::fstat(fd, &st) != 0) return make_error(ErrorCode::SystemCall, path, errno_text("cannot stat"));
+  if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::NotRegularFile, path, "not a regular file");
+  if (st.st_size == 0) return make_error(ErrorCode::NotRegularFile, path, "file is empty");
   return static_cast<uint64_t>(st.st_size);
 }
 

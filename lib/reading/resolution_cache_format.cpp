@@ -26,13 +26,15 @@ Expected<ResolutionCache> decode_resolution_cache(std::span<const uint8_t> descr
   auto next_string = [&](const char* what) -> Expected<std::string> {
     auto nul = std::find(descriptor.begin() + at, descriptor.end(), uint8_t(0));
     if (nul == descriptor.end())
-      return make_error("", fmt::format("resolution cache: {} at descriptor byte {} is not NUL-terminated", what, at));
+      return make_error(ErrorCode::Malformed, "",
+                        fmt::format("resolution cache: {} at descriptor byte {} is not NUL-terminated", what, at));
     std::string text(descriptor.begin() + at, nul);
     at = size_t(nul - descriptor.begin()) + 1;
     return text;
   };
   for (;;) {
-    if (at >= descriptor.size()) return make_error("", "resolution cache: descriptor ends without its closing NUL");
+    if (at >= descriptor.size())
+      return make_error(ErrorCode::Malformed, "", "resolution cache: descriptor ends without its closing NUL");
     RUNPATCH_TRY(std::string needed, next_string("library name"));
     if (needed.empty()) break;  // the closing NUL
     RUNPATCH_TRY(std::string joined, next_string("location list"));
@@ -42,14 +44,16 @@ Expected<ResolutionCache> decode_resolution_cache(std::span<const uint8_t> descr
       size_t colon = joined.find(':', start);
       std::string location = joined.substr(start, colon - start);
       if (location.empty() || (location[0] != '=' && location[0] != '?'))
-        return make_error("", fmt::format("resolution cache: location '{}' of {} starts with neither '=' nor '?'",
-                                          location, entry.needed));
+        return make_error(ErrorCode::Malformed, "",
+                          fmt::format("resolution cache: location '{}' of {} starts with neither '=' nor '?'", location,
+                                      entry.needed));
       entry.locations.push_back(std::move(location));
       if (colon == std::string::npos) break;
       start = colon + 1;
     }
     if (!cache.empty() && !(cache.back().needed < entry.needed))
-      return make_error("", fmt::format("resolution cache: {} is out of order or repeated", entry.needed));
+      return make_error(ErrorCode::Malformed, "",
+                        fmt::format("resolution cache: {} is out of order or repeated", entry.needed));
     cache.push_back(std::move(entry));
   }
   return cache;

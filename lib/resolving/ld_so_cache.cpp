@@ -45,7 +45,7 @@ std::optional<std::string_view> string_at(std::span<const uint8_t> bytes, uint64
 }
 
 Expected<LdSoCacheLayout> new_format_layout(std::span<const uint8_t> bytes, const std::string& path, uint64_t base) {
-  if (base + kNewHeader > bytes.size()) return make_error(path, "truncated header", base);
+  if (base + kNewHeader > bytes.size()) return make_error(ErrorCode::Malformed, path, "truncated header", base);
   uint8_t endian = bytes[base + 28] & 3;
   LdSoCacheLayout layout;
   layout.big_endian = endian == 3 || (endian == 0 && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
@@ -55,7 +55,8 @@ Expected<LdSoCacheLayout> new_format_layout(std::span<const uint8_t> bytes, cons
   layout.strings_base = base;  // new-format strings are relative to the new header
   layout.has_hwcap = true;
   if (layout.count > bytes.size() / kNewEntry || layout.entries_at + layout.count * kNewEntry > bytes.size())
-    return make_error(path, fmt::format("{} entries do not fit in the file", layout.count), base + 20);
+    return make_error(ErrorCode::Malformed, path, fmt::format("{} entries do not fit in the file", layout.count),
+                      base + 20);
   return layout;
 }
 
@@ -69,7 +70,8 @@ Expected<LdSoCacheEntry> entry_at(std::span<const uint8_t> bytes, const std::str
     uint64_t offset = read_u32(bytes, field, layout.big_endian);
     auto text = string_at(bytes, layout.strings_base, offset);
     if (!text)
-      return make_error(path, fmt::format("string offset {} is past the end or not NUL-terminated", offset), field);
+      return make_error(ErrorCode::Malformed, path,
+                        fmt::format("string offset {} is past the end or not NUL-terminated", offset), field);
     *out = std::string(*text);
   }
   if (layout.has_hwcap) e.hwcap = read_u64(bytes, at + 16, layout.big_endian);
@@ -109,15 +111,16 @@ void read_conf(const std::filesystem::path& root, const std::string& conf, std::
 
 Expected<LdSoCacheLayout> ld_so_cache_layout(std::span<const uint8_t> bytes, const std::string& path) {
   if (starts_with(bytes, 0, kNewMagic, 20)) return new_format_layout(bytes, path, 0);
-  if (!starts_with(bytes, 0, kOldMagic, 11)) return make_error(path, "not an ld.so.cache (unknown magic)", 0);
-  if (bytes.size() < kOldHeader) return make_error(path, "truncated header", 0);
+  if (!starts_with(bytes, 0, kOldMagic, 11))
+    return make_error(ErrorCode::Malformed, path, "not an ld.so.cache (unknown magic)", 0);
+  if (bytes.size() < kOldHeader) return make_error(ErrorCode::Malformed, path, "truncated header", 0);
   LdSoCacheLayout layout;
   layout.count = read_u32(bytes, 12, false);
   layout.entries_at = kOldHeader;
   layout.entry_size = kOldEntry;
   uint64_t entries_end = kOldHeader + layout.count * kOldEntry;
   if (layout.count > bytes.size() / kOldEntry || entries_end > bytes.size())
-    return make_error(path, fmt::format("{} entries do not fit in the file", layout.count), 12);
+    return make_error(ErrorCode::Malformed, path, fmt::format("{} entries do not fit in the file", layout.count), 12);
   // A new-format cache may follow the old entries, 8-aligned; it is the richer one.
   uint64_t new_at = (entries_end + 7) & ~uint64_t(7);
   if (starts_with(bytes, new_at, kNewMagic, 20)) return new_format_layout(bytes, path, new_at);

@@ -199,7 +199,8 @@ Expected<LoaderChoice> parse_loader_choice(const std::string& text) {
   if (text == "nix") return LoaderChoice{Mode::Nix, ""};
   if (text == "musl") return LoaderChoice{Mode::Musl, ""};
   if (!text.empty() && text[0] == '/') return LoaderChoice{Mode::Path, text};
-  return make_error("", "expected auto, host, nix, musl or an absolute path to an ld.so, got '" + text + "'");
+  return make_error(ErrorCode::InvalidInput, "",
+                    "expected auto, host, nix, musl or an absolute path to an ld.so, got '" + text + "'");
 }
 
 std::string LoaderModel::describe() const {

@@ -65,7 +65,7 @@ class Walker {
   void add_root(const fs::path& root, std::vector<DirJob>& dirs) {
     struct stat st {};
     if (::stat(root.c_str(), &st) != 0) {
-      listing_.problems.push_back(make_error(root.string(), errno_text("cannot scan")));
+      listing_.problems.push_back(make_error(ErrorCode::SystemCall, root.string(), errno_text("cannot scan")));
       return;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -75,9 +75,10 @@ class Walker {
       if (has_elf_magic_at(AT_FDCWD, root.c_str()))
         hits_.push_back({root.string(), {st.st_dev, st.st_ino}, false});
       else
-        listing_.problems.push_back(make_error(root.string(), "not an ELF file (bad magic)"));
+        listing_.problems.push_back(make_error(ErrorCode::NotElf, root.string(), "not an ELF file (bad magic)"));
     } else {
-      listing_.problems.push_back(make_error(root.string(), "not a regular file or directory"));
+      listing_.problems.push_back(
+          make_error(ErrorCode::NotRegularFile, root.string(), "not a regular file or directory"));
     }
   }
 
@@ -130,7 +131,7 @@ class Walker {
     int nofollow = !follow_ && !job.root ? O_NOFOLLOW : 0;
     int dirfd = ::open(job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow);
     if (dirfd < 0) {
-      problems.push_back(make_error(job.path, errno_text("cannot read directory")));
+      problems.push_back(make_error(ErrorCode::SystemCall, job.path, errno_text("cannot read directory")));
       return;
     }
     struct stat dir_st {};

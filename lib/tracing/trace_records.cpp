@@ -93,8 +93,9 @@ Expected<std::vector<TraceRecord>> parse_trace_records(std::string_view text) {
     if (line.empty()) continue;
     TraceRecord record;
     if (!parse_record(split_fields(line), record))
-      return make_error("trace records", "line " + std::to_string(line_number) +
-                                             " is not an audit record: " + std::string(line.substr(0, 200)));
+      return make_error(
+          ErrorCode::Malformed, "trace records",
+          "line " + std::to_string(line_number) + " is not an audit record: " + std::string(line.substr(0, 200)));
     records.push_back(std::move(record));
   }
   return records;

@@ -41,7 +41,7 @@ Expected<fs::path> find_in_path(const std::string& command) {
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  return make_error(command, "command not found in PATH");
+  return make_error(ErrorCode::CannotTrace, command, "command not found in PATH");
 }
 
 // The interpreter a "#!" line names, or nothing for any other file.
@@ -67,7 +67,7 @@ Expected<fs::path> program_to_trace(const std::string& command) {
     if (!interpreter) return program;
     program = *interpreter;
   }
-  return make_error(command, "too many levels of #! interpreters");
+  return make_error(ErrorCode::CannotTrace, command, "too many levels of #! interpreters");
 }
 
 namespace {
@@ -79,13 +79,15 @@ namespace {
 // works for one user only would surprise the next.
 Status check_privileges(const fs::path& program) {
   struct stat st {};
-  if (::stat(program.c_str(), &st) != 0) return make_error(program.string(), std::strerror(errno));
+  if (::stat(program.c_str(), &st) != 0)
+    return make_error(ErrorCode::CannotTrace, program.string(), std::strerror(errno));
   const char* what = (st.st_mode & S_ISUID) ? "setuid" : (st.st_mode & S_ISGID) ? "setgid" : nullptr;
   if (!what && ::getxattr(program.c_str(), "security.capability", nullptr, 0) >= 0) what = "given file capabilities";
   if (!what) return {};
-  return make_error(program.string(), std::string("is ") + what +
-                                          ": the loader runs it in secure mode, which ignores LD_AUDIT; "
-                                          "trace a copy without the privilege");
+  return make_error(ErrorCode::CannotTrace, program.string(),
+                    std::string("is ") + what +
+                        ": the loader runs it in secure mode, which ignores LD_AUDIT; "
+                        "trace a copy without the privilege");
 }
 
 std::string describe(const ElfIdentity& identity) {
@@ -99,18 +101,19 @@ Status check_traceable(const fs::path& program, const ElfInfo& audit_library) {
   RUNPATCH_CHECK(check_privileges(program));
   RUNPATCH_TRY(ElfInfo info, read_elf_info(program));
   if (!info.interpreter)
-    return make_error(program.string(),
+    return make_error(ErrorCode::CannotTrace, program.string(),
                       "is statically linked: no dynamic loader runs in it, so there is nothing "
                       "to trace (an audit library needs glibc's ld.so)");
   if (info.interpreter->find("ld-musl") != std::string::npos)
-    return make_error(program.string(), "runs under musl's loader (" + *info.interpreter +
-                                            "), which has no audit interface (LD_AUDIT is glibc's)");
+    return make_error(
+        ErrorCode::CannotTrace, program.string(),
+        "runs under musl's loader (" + *info.interpreter + "), which has no audit interface (LD_AUDIT is glibc's)");
   const ElfIdentity& a = audit_library.identity;
   const ElfIdentity& p = info.identity;
   if (p.machine != a.machine || p.elf_class != a.elf_class || p.byte_order != a.byte_order)
-    return make_error(program.string(), "is a " + describe(p) + " program; the audit library (" + audit_library.path +
-                                            ") is built for " + describe(a) +
-                                            " only, and a loader loads no library of another machine or class");
+    return make_error(ErrorCode::CannotTrace, program.string(),
+                      "is a " + describe(p) + " program; the audit library (" + audit_library.path + ") is built for " +
+                          describe(a) + " only, and a loader loads no library of another machine or class");
   return {};
 }
 
@@ -125,7 +128,9 @@ Expected<int> open_record_file() {
   if (fd >= 0) return fd;
   std::string name = dir + "/runpatch-trace.XXXXXX";
   fd = ::mkostemp(name.data(), O_APPEND);
-  if (fd < 0) return make_error(dir, std::string("cannot create the trace's record file: ") + std::strerror(errno));
+  if (fd < 0)
+    return make_error(ErrorCode::SystemCall, dir,
+                      std::string("cannot create the trace's record file: ") + std::strerror(errno));
   ::unlink(name.c_str());
   return fd;
 }
@@ -186,7 +191,7 @@ Expected<int> spawn_and_wait(std::vector<std::string> argv, std::vector<std::str
     }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGQUIT, &old_quit, nullptr);
-  if (error != 0) return make_error(argv[0], std::string("cannot run: ") + std::strerror(error));
+  if (error != 0) return make_error(ErrorCode::SystemCall, argv[0], std::string("cannot run: ") + std::strerror(error));
   return status;
 }
 
@@ -196,7 +201,7 @@ Expected<std::string> read_all(int fd) {
   for (off_t at = 0;;) {
     ssize_t got = ::pread(fd, buffer, sizeof buffer, at);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return make_error("trace records", std::strerror(errno));
+    if (got < 0) return make_error(ErrorCode::SystemCall, "trace records", std::strerror(errno));
     if (got == 0) return text;
     text.append(buffer, size_t(got));
     at += got;
@@ -206,7 +211,7 @@ Expected<std::string> read_all(int fd) {
 }  // namespace
 
 Expected<TraceRun> run_traced(const std::vector<std::string>& argv, const fs::path& audit_library) {
-  if (argv.empty()) return make_error("", "no command to trace");
+  if (argv.empty()) return make_error(ErrorCode::Usage, "", "no command to trace");
   RUNPATCH_TRY(int fd, open_record_file());
   auto status = spawn_and_wait(argv, traced_environment(audit_library, fd));
   auto text = status ? read_all(fd) : Expected<std::string>(status.error());

@@ -11,18 +11,16 @@
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
+using test::cli;
+using test::contains;
+using test::runpath;
+
 namespace fs = std::filesystem;
-
-test::CommandResult cli(std::vector<std::string> args, bool merge = true) {
-  args.insert(args.begin(), RUNPATCH_CLI);
-  return test::run_command(args, merge);
-}
-
-const std::string kRunpatchPatchelf = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
 
 fs::path fixture(const std::string& name) { return test::fixture_arches().at(0).dir / name; }
 
@@ -31,10 +29,6 @@ fs::path copy_of(const std::string& name, const fs::path& to) {
   fs::copy_file(fixture(name), to, fs::copy_options::overwrite_existing);
   return to;
 }
-
-std::string runpath(const fs::path& file) { return effective_runpath(*read_elf_info(file)); }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(CliEdges, TrailingSlashesNameTheSameDirectoryAndTheFilesSpellingIsKept) {
   fs::path dir = fs::absolute(test::scratch_dir("cli_edges/slashes"));
@@ -214,8 +208,8 @@ TEST(CliEdges, AWritableFileInAReadOnlyDirectoryIsWrittenIntoUnlessACopyIsDemand
     EXPECT_EQ(edited.exit_code, 0) << edited.output;
     EXPECT_TRUE(contains(edited.output, "written into the file")) << edited.output;
     EXPECT_EQ(runpath(file), long_runpath);
-    auto patchelf =
-        run(kRunpatchPatchelf, {"--set-rpath", long_runpath + ":/opt/" + std::string(200, 'y'), file.string()});
+    auto patchelf = run(test::runpatch_patchelf_path(),
+                        {"--set-rpath", long_runpath + ":/opt/" + std::string(200, 'y'), file.string()});
     EXPECT_EQ(patchelf.exit_code, 0) << patchelf.output;
     EXPECT_EQ(runpath(file), long_runpath + ":/opt/" + std::string(200, 'y'));
   }

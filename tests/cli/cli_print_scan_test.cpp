@@ -7,22 +7,18 @@
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
+using test::host;
+
 namespace fs = std::filesystem;
 using test::run_command;
 
-test::CommandResult runpatch_cli(std::vector<std::string> args, bool merge = true) {
-  args.insert(args.begin(), RUNPATCH_CLI);
-  return run_command(args, merge);
-}
-
-test::FixtureArch host() { return test::fixture_arches().at(0); }
-
 TEST(CliPrint, TextShowsRunpathNeededAndInterpreter) {
-  auto r = runpatch_cli({"print", (host().dir / "prog-pie").string()});
+  auto r = test::cli({"print", (host().dir / "prog-pie").string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("runpath:     $ORIGIN/lib"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("needed:      libgreet.so libc.so.6"), std::string::npos) << r.output;
@@ -32,8 +28,8 @@ TEST(CliPrint, TextShowsRunpathNeededAndInterpreter) {
 
 TEST(CliPrint, JsonForEveryArch) {
   for (const auto& arch : test::fixture_arches()) {
-    auto r = runpatch_cli({"print", "--json", (arch.dir / "prog-rpath").string(), (arch.dir / "prog-static").string()},
-                          false);
+    auto r =
+        test::cli({"print", "--json", (arch.dir / "prog-rpath").string(), (arch.dir / "prog-static").string()}, false);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto doc = nlohmann::json::parse(r.output);
     ASSERT_EQ(doc.size(), 2u);
@@ -53,7 +49,7 @@ TEST(CliPrint, JsonOfStringsThatAreNotUtf8) {
   fs::copy_file(host().dir / "prog-norunpath", file, fs::copy_options::overwrite_existing);
   const std::string bad = "/opt/\xad\xfe";
   const std::string runpath = (host().dir / "lib").string() + ":" + bad;
-  ASSERT_EQ(runpatch_cli({"set", "--runpath", runpath, "--add-needed", "lib\xff.so", file.string()}).exit_code, 0);
+  ASSERT_EQ(test::cli({"set", "--runpath", runpath, "--add-needed", "lib\xff.so", file.string()}).exit_code, 0);
   // The loader takes the edit as written: it finds libgreet through the
   // runpath and then stops at the new DT_NEEDED, which exists nowhere.
   auto ran = test::run_program(host(), file);
@@ -67,7 +63,7 @@ TEST(CliPrint, JsonOfStringsThatAreNotUtf8) {
                                                   {"check", "--json"}}) {
     auto args = command;
     args.push_back(command[0] == "scan" ? dir.string() : file.string());
-    auto r = runpatch_cli(args, false);
+    auto r = test::cli(args, false);
     SCOPED_TRACE(command[0]);
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << r.output;
     nlohmann::json doc;
@@ -79,26 +75,26 @@ TEST(CliPrint, JsonOfStringsThatAreNotUtf8) {
 TEST(CliPrint, BadFileIsOneLineErrorAndExitOne) {
   fs::path dir = test::scratch_dir("cli_bad");
   test::write_file(dir / "script.sh", {'#', '!', '/', 'b', 'i', 'n', '/', 's', 'h', '\n'});
-  auto r = runpatch_cli({"print", (dir / "script.sh").string()});
+  auto r = test::cli({"print", (dir / "script.sh").string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output, "runpatch: " + (dir / "script.sh").string() + ": not an ELF file (bad magic) (at offset 0x0)\n");
-  r = runpatch_cli({"print", (dir / "missing").string()});
+  r = test::cli({"print", (dir / "missing").string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("cannot open"), std::string::npos);
 }
 
 TEST(CliUsage, UsageErrorsExitTwo) {
-  EXPECT_EQ(runpatch_cli({}).exit_code, 2);
-  EXPECT_EQ(runpatch_cli({"print"}).exit_code, 2);
-  EXPECT_EQ(runpatch_cli({"print", "--no-such-flag", "x"}).exit_code, 2);
-  EXPECT_EQ(runpatch_cli({"frobnicate"}).exit_code, 2);
-  auto v = runpatch_cli({"--version"});
+  EXPECT_EQ(test::cli({}).exit_code, 2);
+  EXPECT_EQ(test::cli({"print"}).exit_code, 2);
+  EXPECT_EQ(test::cli({"print", "--no-such-flag", "x"}).exit_code, 2);
+  EXPECT_EQ(test::cli({"frobnicate"}).exit_code, 2);
+  auto v = test::cli({"--version"});
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_NE(v.output.find('.'), std::string::npos);
 }
 
 TEST(CliScan, OneRecordPerElfFileAcrossArches) {
-  auto r = runpatch_cli({"scan", test::fixtures_dir().string()}, false);
+  auto r = test::cli({"scan", test::fixtures_dir().string()}, false);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   size_t lines = std::count(r.output.begin(), r.output.end(), '\n');
   // Every fixture of every arch (plus the 5 files of its CUDA-like package, the 3 of its L4T parts,
@@ -119,7 +115,7 @@ TEST(CliScan, JsonAndBadFilesInTree) {
   auto truncated = test::read_file(host().dir / "prog-pie");
   truncated.resize(100);
   test::write_file(dir / "truncated", truncated);
-  auto r = runpatch_cli({"scan", "--json", dir.string()}, false);
+  auto r = test::cli({"scan", "--json", dir.string()}, false);
   EXPECT_EQ(r.exit_code, 1);
   auto doc = nlohmann::json::parse(r.output);
   ASSERT_EQ(doc.size(), 1u);
@@ -131,10 +127,10 @@ TEST(CliScan, NullSeparatedDynamicPathsKeepNamesWithNewlines) {
   fs::copy_file(host().dir / "prog-pie", dir / "two\nlines and space");
   fs::copy_file(host().dir / "prog-pie", dir / "plain");
   fs::copy_file(host().dir / "prog-static", dir / "static");
-  auto r = runpatch_cli({"scan", "--dynamic-paths", "-0", dir.string()}, false);
+  auto r = test::cli({"scan", "--dynamic-paths", "-0", dir.string()}, false);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.output, (dir / "plain").string() + '\0' + (dir / "two\nlines and space").string() + '\0');
-  EXPECT_EQ(runpatch_cli({"scan", "--null", dir.string()}).exit_code, 2) << "-0 needs --dynamic-paths";
+  EXPECT_EQ(test::cli({"scan", "--null", dir.string()}).exit_code, 2) << "-0 needs --dynamic-paths";
 }
 
 }  // namespace
@@ -148,25 +144,25 @@ TEST(CliSet, EditsDryRunsAndRefusesConflicts) {
   fs::path file = dir / "prog";
   fs::copy_file(host().dir / "prog-pie", file);
   auto before = test::read_file(file);
-  auto dry = runpatch_cli({"set", "--dry-run", "--runpath", "/opt/x", file.string()}, false);
+  auto dry = test::cli({"set", "--dry-run", "--runpath", "/opt/x", file.string()}, false);
   EXPECT_EQ(dry.exit_code, 0);
   EXPECT_NE(dry.output.find("would edit"), std::string::npos) << dry.output;
   EXPECT_EQ(test::read_file(file), before);
-  auto set = runpatch_cli({"set", "--prepend-runpath", "/run/opengl-driver/lib", file.string()}, false);
+  auto set = test::cli({"set", "--prepend-runpath", "/run/opengl-driver/lib", file.string()}, false);
   EXPECT_EQ(set.exit_code, 0) << set.output;
-  auto print = runpatch_cli({"print", "--json", file.string()}, false);
+  auto print = test::cli({"print", "--json", file.string()}, false);
   EXPECT_EQ(nlohmann::json::parse(print.output)[0]["runpath"], "/run/opengl-driver/lib:$ORIGIN/lib");
-  EXPECT_EQ(runpatch_cli({"set", "--runpath", "a", "--remove-runpath", file.string()}).exit_code, 2);
-  auto again = runpatch_cli({"set", "--runpath", "/run/opengl-driver/lib:$ORIGIN/lib", file.string()}, false);
+  EXPECT_EQ(test::cli({"set", "--runpath", "a", "--remove-runpath", file.string()}).exit_code, 2);
+  auto again = test::cli({"set", "--runpath", "/run/opengl-driver/lib:$ORIGIN/lib", file.string()}, false);
   EXPECT_EQ(again.output, file.string() + ": unchanged\n");
-  auto bad = runpatch_cli({"set", "--runpath", "/x", (host().dir / "prog-static").string()});
+  auto bad = test::cli({"set", "--runpath", "/x", (host().dir / "prog-static").string()});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.output.find("statically linked"), std::string::npos);
 }
 
 // A static program has no loader, and an object file is not linked yet: neither is "statically linked by glibc".
 TEST(CliPrint, StaticProgramsAndObjectFilesAreSaidForWhatTheyAre) {
-  auto tree = runpatch_cli({"tree", (host().dir / "prog-static").string()}, false);
+  auto tree = test::cli({"tree", (host().dir / "prog-static").string()}, false);
   EXPECT_EQ(tree.exit_code, 0) << tree.output;
   EXPECT_NE(tree.output.find("(statically linked: no loader, nothing is resolved)"), std::string::npos) << tree.output;
   EXPECT_EQ(tree.output.find("ld-linux"), std::string::npos) << tree.output;
@@ -174,7 +170,7 @@ TEST(CliPrint, StaticProgramsAndObjectFilesAreSaidForWhatTheyAre) {
   fs::path dir = test::scratch_dir("cli_print/object");
   test::write_file(dir / "o.c", {'i', 'n', 't', ' ', 'f', ';', '\n'});
   ASSERT_EQ(test::run_command({"cc", "-c", "-o", (dir / "o.o").string(), (dir / "o.c").string()}, true).exit_code, 0);
-  auto print = runpatch_cli({"print", (dir / "o.o").string()}, false);
+  auto print = test::cli({"print", (dir / "o.o").string()}, false);
   EXPECT_NE(print.output.find("none (a relocatable object: not linked yet)"), std::string::npos) << print.output;
 }
 
@@ -196,16 +192,16 @@ TEST(CliTreeWhy, TreeMarksMissingAndWhySuggestsFixes) {
   for (const auto& a : arches)
     if (a.name == "aarch64") fs::copy_file(a.dir / "lib/libgreet.so", dir / "cross/libgreet.so");
 
-  auto tree = runpatch_cli({"tree", "--ignore-environment", (dir / "prog").string()}, false);
+  auto tree = test::cli({"tree", "--ignore-environment", (dir / "prog").string()}, false);
   EXPECT_EQ(tree.exit_code, 1);
   EXPECT_NE(tree.output.find("└── libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 [ld.so.cache]"), std::string::npos)
       << tree.output;
   EXPECT_NE(tree.output.find("libgreet.so not found"), std::string::npos) << tree.output;
 
   auto why =
-      runpatch_cli({"why", "--ignore-environment", "libgreet.so", (dir / "prog").string(), "--search",
-                    (dir / "out").string(), "--search", (dir / "dev").string(), "--search", (dir / "cross").string()},
-                   false);
+      test::cli({"why", "--ignore-environment", "libgreet.so", (dir / "prog").string(), "--search",
+                 (dir / "out").string(), "--search", (dir / "dev").string(), "--search", (dir / "cross").string()},
+                false);
   EXPECT_EQ(why.exit_code, 1);
   EXPECT_NE(why.output.find("libgreet.so needed by " + (dir / "prog").string()), std::string::npos) << why.output;
   EXPECT_NE(why.output.find("/lib/x86_64-linux-gnu/libgreet.so"), std::string::npos) << "default path attempt shown";
@@ -221,10 +217,10 @@ TEST(CliTreeWhy, TreeMarksMissingAndWhySuggestsFixes) {
     EXPECT_NE(why.output.find("is built for another machine"), std::string::npos) << why.output;
   }
 
-  auto ok = runpatch_cli({"why", "--ignore-environment", "libc.so.6", (dir / "prog").string()}, false);
+  auto ok = test::cli({"why", "--ignore-environment", "libc.so.6", (dir / "prog").string()}, false);
   EXPECT_EQ(ok.exit_code, 0);
   EXPECT_NE(ok.output.find("=> /lib/x86_64-linux-gnu/libc.so.6 via ld.so.cache"), std::string::npos) << ok.output;
-  auto json = runpatch_cli({"tree", "--json", "--ignore-environment", (dir / "prog").string()}, false);
+  auto json = test::cli({"tree", "--json", "--ignore-environment", (dir / "prog").string()}, false);
   auto doc = nlohmann::json::parse(json.output);
   EXPECT_EQ(doc[0]["all_found"], false);
 }

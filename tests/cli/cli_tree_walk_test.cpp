@@ -12,16 +12,15 @@
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
-namespace fs = std::filesystem;
+using test::cli;
+using test::runpath;
 
-test::CommandResult cli(std::vector<std::string> args) {
-  args.insert(args.begin(), RUNPATCH_CLI);
-  return test::run_command(args, true);
-}
+namespace fs = std::filesystem;
 
 // Every regular file under dir with its bytes (the links themselves by target).
 std::map<std::string, std::vector<uint8_t>> snapshot(const fs::path& dir) {
@@ -50,8 +49,6 @@ fs::path stage(const std::string& name) {
   fs::create_symlink(root / "system/lib", root / "out/sys");
   return root;
 }
-
-std::string runpath(const fs::path& file) { return effective_runpath(*read_elf_info(file)); }
 
 TEST(CliTreeWalk, DriverInPlaceLeavesTheOutputItLinksToByteIdentical) {
   fs::path root = stage("driver");

@@ -13,28 +13,22 @@
 #include "runpatch/editing/runpath_ops.hpp"
 #include "runpatch/reading/elf_info.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
+using test::cli;
+using test::contains;
+using test::runpath;
+
 namespace fs = std::filesystem;
-
-const std::string kRunpatchPatchelf = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
-
-test::CommandResult cli(std::vector<std::string> args) {
-  args.insert(args.begin(), RUNPATCH_CLI);
-  return test::run_command(args, true);
-}
 
 fs::path copy_fixture(const std::string& name, const fs::path& to) {
   fs::create_directories(to.parent_path());
   fs::copy_file(test::fixture_arches().at(0).dir / name, to, fs::copy_options::overwrite_existing);
   return to;
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string runpath(const fs::path& file) { return effective_runpath(*read_elf_info(file)); }
 
 // The kernel drops security.capability on every write; each way of writing
 // (into the file, through a copy, staged, a program) must put it back.
@@ -53,7 +47,7 @@ TEST(EditSurroundings, FileCapabilitiesSurviveEveryWayOfWriting) {
       {"atomic-copy", {RUNPATCH_CLI, "set", "--atomic-copy", "--runpath", grown}, {}},
       {"nix-build", {RUNPATCH_CLI, "set", "--runpath", grown}, {"NIX_BUILD_TOP=/tmp"}},
       {"fits", {RUNPATCH_CLI, "set", "--runpath", "/a"}, {}},
-      {"patchelf", {kRunpatchPatchelf, "--set-rpath", grown}, {}},
+      {"patchelf", {test::runpatch_patchelf_path(), "--set-rpath", grown}, {}},
   };
   for (const std::string fixture : {"prog-pie", "librunpath.so"})
     for (const auto& way : ways) {
@@ -100,7 +94,7 @@ TEST(EditSurroundings, AnEmptyInterpreterIsRefusedByRunpatchAndIgnoredByPatchelf
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_TRUE(contains(refused.output, "empty interpreter")) << refused.output;
   EXPECT_EQ(test::read_file(prog), before);
-  auto ignored = test::run_command({kRunpatchPatchelf, "--set-interpreter", "", prog.string()}, true);
+  auto ignored = test::run_command({test::runpatch_patchelf_path(), "--set-interpreter", "", prog.string()}, true);
   EXPECT_EQ(ignored.exit_code, 0) << ignored.output;
   EXPECT_EQ(test::read_file(prog), before);
   if (test::have_program("patchelf")) {  // Debian's patchelf, the oracle
@@ -180,9 +174,10 @@ TEST(EditSurroundings, TurningAnInheritedRpathIntoARunpathWarns) {
   // prog needs librunpath.so, which needs libgreet.so; only prog's DT_RPATH names libgreet's directory.
   auto make_prog = [&](const std::string& name) {
     fs::path prog = copy_fixture("prog-norunpath", dir / name);
-    auto r = test::run_command({kRunpatchPatchelf, "--replace-needed", "libgreet.so", "librunpath.so", "--force-rpath",
-                                "--set-rpath", mid_dir.string() + ":" + greet_dir.string(), prog.string()},
-                               true);
+    auto r =
+        test::run_command({test::runpatch_patchelf_path(), "--replace-needed", "libgreet.so", "librunpath.so",
+                           "--force-rpath", "--set-rpath", mid_dir.string() + ":" + greet_dir.string(), prog.string()},
+                          true);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return prog;
   };

@@ -13,13 +13,12 @@
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
 namespace fs = std::filesystem;
-
-const std::string kFrontEnd = (fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf").string();
 
 uint64_t get(const std::vector<uint8_t>& bytes, uint64_t offset, int width) {
   uint64_t v = 0;
@@ -52,14 +51,14 @@ fs::path x86_64_host() {
   return {};
 }
 
-struct Case {
+struct InvalidElfCase {
   std::string name;
   std::vector<std::string> args;  // before the file
   void (*corrupt)(std::vector<uint8_t>&);
   std::string words;  // patchelf's
 };
 
-const std::vector<Case> kCases = {
+const std::vector<InvalidElfCase> kInvalidElfCases = {
     {"shstrtab-idx",
      {"--print-rpath"},
      [](auto& b) { test::poke(b, 0x3e, 2, false, 0xffff); },
@@ -115,13 +114,13 @@ TEST(PatchelfInvalidElf, CorruptSectionHeadersAreRefusedInPatchelfsWords) {
   fs::path host = x86_64_host();
   if (host.empty()) GTEST_SKIP() << "the cases are written for an x86-64 host";
   auto original = test::read_file(host / "prog-pie");
-  for (const auto& c : kCases) {
+  for (const auto& c : kInvalidElfCases) {
     SCOPED_TRACE(c.name);
     auto bytes = original;
     c.corrupt(bytes);
     fs::path file = test::scratch_dir("patchelf-invalid/" + c.name) / "prog";
     test::write_file(file, bytes);
-    std::vector<std::string> argv = {kFrontEnd};
+    std::vector<std::string> argv = {test::runpatch_patchelf_path()};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     argv.push_back(file.string());
     auto r = test::run_command(argv, true);
@@ -146,14 +145,15 @@ TEST(PatchelfInvalidElf, ASymbolOfAnUnnamedSectionIsAWarning) {
   fs::copy_file(host / "lib/libgreet.so", dir / "libgreet.so");
   test::write_file(dir / "prog", bytes);
   fs::permissions(dir / "prog", fs::perms::owner_exec, fs::perm_options::add);
-  auto r = test::run_command({kFrontEnd, "--set-rpath", dir.string(), (dir / "prog").string()}, true);
+  auto r =
+      test::run_command({test::runpatch_patchelf_path(), "--set-rpath", dir.string(), (dir / "prog").string()}, true);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(
       r.output.find("warning: symbol table entry refers to an unnamed section (index " + std::to_string(text) + ")"),
       std::string::npos)
       << r.output;
   EXPECT_EQ(test::run_command({(dir / "prog").string()}).output, "hello from lib\n");
-  auto print = test::run_command({kFrontEnd, "--print-rpath", (dir / "prog").string()}, true);
+  auto print = test::run_command({test::runpatch_patchelf_path(), "--print-rpath", (dir / "prog").string()}, true);
   EXPECT_EQ(print.output, dir.string() + "\n") << "a print-only run rewrites nothing and does not warn";
 }
 

@@ -14,13 +14,12 @@
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
 namespace fs = std::filesystem;
-
-const std::string kFrontEnd = (fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf").string();
 
 fs::path host_dir() {
   for (const auto& arch : test::fixture_arches())
@@ -39,7 +38,7 @@ int note_sections(const fs::path& file) {
 // Words: {dir} is the scratch directory, {file} the program; a step starting
 // with "objcopy" runs objcopy, one starting with "set" runs runpatch, others
 // runpatch-patchelf. The last step's exit status and output are checked.
-struct Case {
+struct LdcacheCase {
   std::string name;
   std::vector<std::vector<std::string>> steps;
   int exit_code;
@@ -47,7 +46,7 @@ struct Case {
   std::string output_part;  // in the last step's output ("" = anything)
 };
 
-const std::vector<Case> kCases = {
+const std::vector<LdcacheCase> kLdcacheCases = {
     {"set-rpath elsewhere drops", {{"--set-rpath", "{dir}/libsC", "{file}"}}, 0, 0, ""},
     {"add-rpath drops", {{"--add-rpath", "{dir}/libsC", "{file}"}}, 0, 0, ""},
     {"remove-rpath drops", {{"--remove-rpath", "{file}"}}, 0, 0, ""},
@@ -104,7 +103,7 @@ test::CommandResult run_step(const std::vector<std::string>& step, const fs::pat
   else if (step[0] == "set")
     argv.push_back(RUNPATCH_CLI);
   else
-    argv.push_back(kFrontEnd);
+    argv.push_back(test::runpatch_patchelf_path());
   for (size_t i = step[0] == "objcopy" ? 1 : 0; i < step.size(); ++i) argv.push_back(expand(step[i], dir, file));
   return test::run_command(argv, true);
 }
@@ -112,9 +111,9 @@ test::CommandResult run_step(const std::vector<std::string>& step, const fs::pat
 TEST(PatchelfLdcacheRules, EachEditKeepsDropsOrRefusesAsPatchelf) {
   fs::path host = host_dir();
   if (host.empty()) GTEST_SKIP() << "no host fixtures";
-  for (const auto& c : kCases) {
+  for (const auto& c : kLdcacheCases) {
     SCOPED_TRACE(c.name);
-    fs::path dir = test::scratch_dir("patchelf-ldcache/" + std::to_string(&c - kCases.data()));
+    fs::path dir = test::scratch_dir("patchelf-ldcache/" + std::to_string(&c - kLdcacheCases.data()));
     fs::create_directories(dir / "libsA");
     fs::create_directories(dir / "libsC");
     fs::copy_file(host / "lib/libgreet.so", dir / "libsA/libgreet.so");

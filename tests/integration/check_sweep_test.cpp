@@ -16,13 +16,14 @@
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/reading/elf_types.hpp"
 #include "runpatch/reading/mapped_file.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
-namespace fs = std::filesystem;
+using test::kHostLoader;
 
-const char* kHostLoader = "/lib64/ld-linux-x86-64.so.2";
+namespace fs = std::filesystem;
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -24,17 +24,16 @@
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
+using test::host;
+
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
 
-const test::FixtureArch& host() {
-  static const test::FixtureArch arch = test::fixture_arches().at(0);
-  return arch;
-}
 const std::string kPatchelfCompat = (fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf").string();
 constexpr uid_t kNobody = 65534;
 constexpr gid_t kNogroup = 65534;

@@ -28,9 +28,12 @@
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
 #include "crash_states.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
+
+using test::host;
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
@@ -39,8 +42,6 @@ using test::CrashState;
 using test::spawn_cli;
 using test::trials_wanted;
 using test::wait_status;
-
-test::FixtureArch host() { return test::fixture_arches().at(0); }
 
 // How long one edit of a fresh copy takes here (median of five: a cold first
 // run would stretch the window past the edit), so that kills spread over all

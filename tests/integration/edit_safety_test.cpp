@@ -9,13 +9,14 @@
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
-namespace fs = std::filesystem;
+using test::host;
 
-test::FixtureArch host() { return test::fixture_arches().at(0); }
+namespace fs = std::filesystem;
 
 // A program whose old runpath ($ORIGIN/lib) and new one both find libgreet.
 fs::path stage(const std::string& name, const test::FixtureArch& arch) {
@@ -106,6 +107,7 @@ TEST(EditSafety, FailedEditLeavesFileByteIdentical) {
   auto before = test::read_file(dir / "libgreet.so");
   auto outcome = edit_elf_file(dir / "libgreet.so", interp);
   ASSERT_FALSE(outcome);
+  EXPECT_EQ(outcome.error().code, ErrorCode::NothingToEdit) << outcome.error().message();
   EXPECT_NE(outcome.error().what.find("no interpreter"), std::string::npos);
   EXPECT_EQ(test::read_file(dir / "libgreet.so"), before);
 }

@@ -9,13 +9,14 @@
 #include "process.hpp"
 #include "runpatch/resolving/resolve.hpp"
 #include "runpatch/scanning/scan.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
-namespace fs = std::filesystem;
+using test::kHostLoader;
 
-const char* kHostLoader = "/lib64/ld-linux-x86-64.so.2";
+namespace fs = std::filesystem;
 
 std::optional<test::LoaderListing> ld_so_list(const fs::path& file) {
   auto r = test::run_command({"sh", "-c",

@@ -22,13 +22,14 @@
 #include "runpatch/resolving/ld_so_cache.hpp"
 #include "runpatch/resolving/resolve.hpp"
 #include "runpatch/scanning/scan.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
 
-namespace fs = std::filesystem;
+using test::kHostLoader;
 
-const char* kHostLoader = "/lib64/ld-linux-x86-64.so.2";
+namespace fs = std::filesystem;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -16,7 +16,10 @@
 #   strip --strip-debug F, objcopy --add-gnu-debuglink=F.debug F); eu-strip;
 #   llvm-strip; Debian's patchelf --set-rpath CURRENT:/y
 # (binutils of the file's arch: <triple>-strip, <triple>-objcopy). A control row
-# (mode "unedited") runs the same tools on the unedited file.
+# (mode "unedited") runs the same tools on the unedited file. A row whose edited
+# file is byte for byte an earlier row's of the same file (the modes of runpatch
+# set differ in how they write, not in what) takes that row's tool cells: each
+# tool's input is the same (column "tools": own, or =MODE).
 # After every edit and every tool: the command exited 0, the runpath (readelf -d)
 # is what the edits set (plus /y after patchelf), and the file still loads: the
 # arch's fixture program prog-pie runs (natively, or under qemu-user -L SYSROOT)
@@ -371,19 +374,12 @@ not_run() {  # OUT COLUMN...
   for col in "$@"; do record "$out" "$col" - ""; done
 }
 
-# One (file, mode) row: two edits, then each tool on a fresh copy of the result.
-matrix_job() {
-  local idx=$1 mode=$2 out=$3 started=$SECONDS
-  local arch=${F_ARCH[idx]} name=${F_NAME[idx]} how=${F_HOW[idx]}
-  local base=$run/cells/$idx-$mode failed=0 step rc old expected tool dir passed=()
-  if [[ ${F_HEAVY[idx]} == 1 && $mode == unedited ]]; then
-    record "$out" edit1 n/a ""
-    record "$out" edit2 n/a ""
-    for tool in "${TOOLS[@]}"; do record "$out" "$tool" skip ""; done
-    record "$out" seconds 0 ""
-    echo "#done" >>"$out"
-    return 0
-  fi
+# edit_row IDX MODE OUT BASE: the row's two edits (none in the control row) on a
+# fresh copy, BASE/edit/NAME; sets row_runpath. Returns 1 when an edit failed
+# (the row's remaining cells are then recorded as not run).
+edit_row() {
+  local idx=$1 mode=$2 out=$3 base=$4
+  local arch=${F_ARCH[idx]} name=${F_NAME[idx]} how=${F_HOW[idx]} step rc old expected
   make_cell "$base/edit" "$arch" "$name" "$how" "${F_SRC[idx]}"
   local file=$base/edit/$name
   inspect "$file"
@@ -400,37 +396,105 @@ matrix_job() {
     if ! verify "$out" "edit$step" "$rc" "$base/edit$step.log" "$arch" "$base/edit" "$name" "$how" "$expected"; then
       if [[ $step -eq 1 ]]; then not_run "$out" edit2; fi
       not_run "$out" "${TOOLS[@]}"
-      record "$out" seconds "$((SECONDS - started))" ""
-      echo "#done" >>"$out"
-      return 0
+      return 1
     fi
     old=$expected
   done
-  local tools=("${TOOLS[@]}")
-  if [[ ${F_HEAVY[idx]} == 1 && $mode != default ]]; then
-    tools=("${HEAVY_TOOLS[@]}")
-    for tool in "${TOOLS[@]}"; do
-      [[ " ${tools[*]} " == *" $tool "* ]] || record "$out" "$tool" skip ""
-    done
-  fi
-  for tool in "${tools[@]}"; do
+  row_runpath=$old
+}
+
+# tools_row IDX OUT BASE RUNPATCH TOOLS...: each tool on a fresh copy of BASE/edit/NAME;
+# sets row_failed. A passing cell's files are removed unless TOOLCHAIN_KEEP=1.
+tools_row() {
+  local idx=$1 out=$2 base=$3 runpath=$4 tool dir expected rc; shift 4
+  local arch=${F_ARCH[idx]} name=${F_NAME[idx]} how=${F_HOW[idx]}
+  row_failed=0
+  for tool in "$@"; do
     dir=$base/$tool
-    make_cell "$dir" "$arch" "$name" "$how" "$file"
-    expected=$old
-    if [[ $tool == patchelf ]]; then expected=$(join_rp "$old" /y); fi
+    make_cell "$dir" "$arch" "$name" "$how" "$base/edit/$name"
+    expected=$runpath
+    if [[ $tool == patchelf ]]; then expected=$(join_rp "$runpath" /y); fi
     rc=0
-    tool_cmd "$tool" "$arch" "$dir/$name" "$old" >"$base/$tool.log" 2>&1 || rc=$?
+    tool_cmd "$tool" "$arch" "$dir/$name" "$runpath" >"$base/$tool.log" 2>&1 || rc=$?
     if verify "$out" "$tool" "$rc" "$base/$tool.log" "$arch" "$dir" "$name" "$how" "$expected"; then
-      passed+=("$dir")
+      [[ $keep == 1 ]] || rm -rf "$dir"
     else
-      failed=1
+      row_failed=1
     fi
   done
-  if [[ $keep != 1 ]]; then
-    if [[ $failed == 0 ]]; then rm -rf "$base"; else rm -rf "${passed[@]}"; fi
+}
+
+# shared_cells FROM_OUT FROM_MODE OUT TOOLS...: the tool cells of a row whose edited
+# file is byte for byte this row's (each tool sees the same input, so gives the
+# same cell); returns 1, copying nothing, when FROM_OUT lacks one of TOOLS.
+shared_cells() {
+  local from=$1 from_mode=$2 out=$3 tool col status msg; shift 3
+  declare -A have=()
+  while IFS=$'\t' read -r col status msg; do have[$col]=$status$'\t'$msg; done <"$from"
+  for tool in "$@"; do [[ -n ${have[$tool]:-} ]] || return 1; done
+  for tool in "$@"; do
+    IFS=$'\t' read -r status msg <<<"${have[$tool]}"
+    record "$out" "$tool" "$status" "$msg${msg:+ }(same bytes as the $from_mode row)"
+  done
+}
+
+# One file's rows, a mode each: two edits, then each tool on a fresh copy of the
+# result. Edits that leave the same bytes as an earlier row's (the four modes of
+# runpatch set write one layout each way) share that row's tool cells instead of
+# running the tools again: the edits are what differs between modes.
+file_job() {
+  local idx=$1 mode out base started tools tool rep reps=() failed=0
+  local name=${F_NAME[idx]}
+  for mode in "${MODES[@]}"; do
+    started=$SECONDS out=$run/results/m-$idx-$mode.tsv base=$run/cells/$idx-$mode
+    if [[ ${F_HEAVY[idx]} == 1 && $mode == unedited ]]; then
+      record "$out" edit1 n/a ""
+      record "$out" edit2 n/a ""
+      for tool in "${TOOLS[@]}"; do record "$out" "$tool" skip ""; done
+      record "$out" tools own ""
+      record "$out" seconds 0 ""
+      echo "#done" >>"$out"
+      continue
+    fi
+    if ! edit_row "$idx" "$mode" "$out" "$base"; then
+      failed=1
+      record "$out" tools - ""
+      record "$out" seconds "$((SECONDS - started))" ""
+      echo "#done" >>"$out"
+      continue
+    fi
+    tools=("${TOOLS[@]}")
+    if [[ ${F_HEAVY[idx]} == 1 && $mode != default ]]; then
+      tools=("${HEAVY_TOOLS[@]}")
+      for tool in "${TOOLS[@]}"; do
+        [[ " ${tools[*]} " == *" $tool "* ]] || record "$out" "$tool" skip ""
+      done
+    fi
+    local shared=''
+    if [[ $mode != unedited ]]; then
+      for rep in "${reps[@]}"; do
+        if cmp -s "$run/cells/$idx-$rep/edit/$name" "$base/edit/$name" &&
+          shared_cells "$run/results/m-$idx-$rep.tsv" "$rep" "$out" "${tools[@]}"; then
+          shared=$rep
+          break
+        fi
+      done
+    fi
+    if [[ -n $shared ]]; then
+      record "$out" tools "=$shared" ""
+    else
+      tools_row "$idx" "$out" "$base" "$row_runpath" "${tools[@]}"
+      [[ $row_failed == 0 ]] || failed=1
+      [[ $mode == unedited ]] || reps+=("$mode")
+      record "$out" tools own ""
+    fi
+    record "$out" seconds "$((SECONDS - started))" ""
+    echo "#done" >>"$out"
+  done
+  # The rows' edited files are kept until every row of the file has compared with them.
+  if [[ $keep != 1 && $failed == 0 ]]; then
+    for mode in "${MODES[@]}"; do rm -rf "$run/cells/$idx-$mode"; done
   fi
-  record "$out" seconds "$((SECONDS - started))" ""
-  echo "#done" >>"$out"
 }
 
 # A copy without section headers, edited three times in a row by one editor, run after each edit.
@@ -481,10 +545,8 @@ echo "toolchain_after_edit: ${#F_LABEL[@]} files x ${#MODES[@]} modes (one the u
 mapfile -t order < <(for idx in "${!F_SRC[@]}"; do printf '%s %s\n' "$(stat -Lc %s "${F_SRC[idx]}")" "$idx"; done |
   sort -k1,1nr -k2,2n | cut -d' ' -f2)
 for idx in "${order[@]}"; do
-  for mode in "${MODES[@]}"; do
-    throttle
-    matrix_job "$idx" "$mode" "$run/results/m-$idx-$mode.tsv" &
-  done
+  throttle
+  file_job "$idx" &
 done
 for arch in "${good_arches[@]}"; do
   for rel in lib/libgreet.so prog-pie; do
@@ -498,7 +560,7 @@ wait
 
 # --- the table -------------------------------------------------------------------
 
-failures=() warnings=() controls=() excused=() cells=0 bad=0
+failures=() warnings=() controls=() excused=() cells=0 bad=0 shared_rows=0
 declare -A cell_status control_failed
 short() {  # STATUS MESSAGE: the table's cell
   if [[ $1 == TOOL-FAIL && $2 =~ ^(exit\ [0-9]+) ]]; then printf 'TOOL-FAIL(%s)' "${BASH_REMATCH[1]}"; else printf '%s' "$1"; fi
@@ -517,7 +579,11 @@ read_row() {
   fi
   while IFS=$'\t' read -r col status msg; do
     [[ $col == '#done' ]] && continue
-    if [[ $col == seconds ]]; then cell_status[$col]=$status && continue; fi
+    if [[ $col == seconds || $col == tools ]]; then
+      cell_status[$col]=$status
+      [[ $col != tools || $status != =* ]] || shared_rows=$((shared_rows + 1))
+      continue
+    fi
     cells=$((cells + 1))
     cell=$(short "$status" "$msg")
     case $status in
@@ -552,13 +618,13 @@ print_row() {  # LABEL MODE CELLS...
 
 echo
 echo "== two edits, then each tool on a fresh copy of the edited file =="
-print_row file mode "${MATRIX_COLS[@]}" seconds
+print_row file mode "${MATRIX_COLS[@]}" tools seconds
 for ((idx = 0; idx < ${#F_LABEL[@]}; idx++)); do
   control_failed=()
   for mode in "${MODES[@]}"; do
     read_row "$run/results/m-$idx-$mode.tsv" "${F_LABEL[idx]}" "$mode" "${MATRIX_COLS[@]}"
     row=()
-    for col in "${MATRIX_COLS[@]}" seconds; do row+=("${cell_status[$col]:-?}"); done
+    for col in "${MATRIX_COLS[@]}" tools seconds; do row+=("${cell_status[$col]:-?}"); done
     print_row "${F_LABEL[idx]}" "$mode" "${row[@]}"
   done
 done
@@ -605,7 +671,7 @@ if [[ ${#failures[@]} -gt 0 ]]; then
   printf '  %s\n' "${failures[@]}"
 fi
 echo
-echo "toolchain_after_edit: $cells cells, $bad failed, ${#warnings[@]} with warnings, ${#controls[@]} control failures, ${#excused[@]} excused, ${#skipped[@]} skipped; $((SECONDS - start_seconds)) s"
+echo "toolchain_after_edit: $cells cells, $bad failed, ${#warnings[@]} with warnings, ${#controls[@]} control failures, ${#excused[@]} excused, ${#skipped[@]} skipped; $shared_rows rows shared the tool cells of a byte-identical row; $((SECONDS - start_seconds)) s"
 [[ $bad -eq 0 ]] || exit 1
 [[ $keep == 1 ]] || rm -rf "$run/base" "$run/tmp" "$run/fixtures" "$run/cells"
 exit 0

@@ -187,10 +187,26 @@ void poke(std::vector<uint8_t>& bytes, uint64_t offset, int width, bool big_endi
   }
 }
 
+namespace {
+void set_field(std::vector<uint8_t>& bytes, uint64_t header, const ElfFlavour& flavour, HeaderField field,
+               uint64_t value) {
+  uint64_t at = header + uint64_t(flavour.is64 ? field.offset64 : field.offset32);
+  poke(bytes, at, flavour.is64 ? field.width64 : field.width32, flavour.big, value);
+}
+}  // namespace
+
+void set_ehdr(std::vector<uint8_t>& bytes, const ElfFlavour& flavour, HeaderField field, uint64_t value) {
+  set_field(bytes, 0, flavour, field, value);
+}
+
 void set_phdr(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour, uint64_t index,
               PhdrField field, uint64_t value) {
-  uint64_t at = layout.phoff + index * layout.phentsize + uint64_t(flavour.is64 ? field.offset64 : field.offset32);
-  poke(bytes, at, flavour.is64 ? field.width64 : field.width32, flavour.big, value);
+  set_field(bytes, layout.phoff + index * layout.phentsize, flavour, field, value);
+}
+
+void set_shdr(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour, uint64_t index,
+              HeaderField field, uint64_t value) {
+  set_field(bytes, layout.shoff + index * layout.shentsize, flavour, field, value);
 }
 
 SyntheticFile write_synthetic_case(const std::string& scratch, const ElfFlavour& flavour, const SpecShape& shape,
@@ -209,6 +225,12 @@ SyntheticFile write_synthetic_case(const std::string& scratch, const ElfFlavour&
 void set_dynamic_tag(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour,
                      uint64_t index, uint64_t tag) {
   poke(bytes, layout.dynamic_offset + index * layout.dynamic_entsize, flavour.is64 ? 8 : 4, flavour.big, tag);
+}
+
+void set_dynamic_value(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour,
+                       uint64_t index, uint64_t value) {
+  uint64_t word = flavour.is64 ? 8 : 4;
+  poke(bytes, layout.dynamic_offset + index * layout.dynamic_entsize + word, int(word), flavour.big, value);
 }
 
 }  // namespace runpatch::test

@@ -63,12 +63,22 @@ std::vector<uint8_t> read_file(const std::filesystem::path& path);
 // Stores v at offset with the given width and byte order.
 void poke(std::vector<uint8_t>& bytes, uint64_t offset, int width, bool big_endian, uint64_t v);
 
-// A field of a program header: its offset and width in each class.
-struct PhdrField {
+// A field of the ELF header, a program header or a section header: its
+// offset in the header and its width, in each class (the gABI's tables).
+struct HeaderField {
   int offset64, offset32, width64, width32;
 };
-inline constexpr PhdrField kPhdrType{0, 0, 4, 4}, kPhdrVaddr{16, 8, 8, 4}, kPhdrFilesz{32, 16, 8, 4},
+using PhdrField = HeaderField;
+inline constexpr HeaderField kEhdrPhoff{32, 28, 8, 4}, kEhdrPhnum{56, 44, 2, 2};
+inline constexpr HeaderField kPhdrType{0, 0, 4, 4}, kPhdrVaddr{16, 8, 8, 4}, kPhdrFilesz{32, 16, 8, 4},
     kPhdrMemsz{40, 20, 8, 4}, kPhdrAlign{48, 28, 8, 4};
+inline constexpr HeaderField kShdrInfo{44, 28, 4, 4};
+
+// Sets `field` of the ELF header of a built image (its class and byte order).
+void set_ehdr(std::vector<uint8_t>& bytes, const ElfFlavour& flavour, HeaderField field, uint64_t value);
+// Sets `field` of section header `index` (the table at layout.shoff).
+void set_shdr(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour, uint64_t index,
+              HeaderField field, uint64_t value);
 
 // Sets `field` of program header `index` of a built image (its class and byte order).
 void set_phdr(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour, uint64_t index,
@@ -87,5 +97,8 @@ SyntheticFile write_synthetic_case(const std::string& scratch, const ElfFlavour&
 // Retags dynamic entry `index` (its value stays).
 void set_dynamic_tag(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour,
                      uint64_t index, uint64_t tag);
+// Sets the value (d_val/d_ptr) of dynamic entry `index` (its tag stays).
+void set_dynamic_value(std::vector<uint8_t>& bytes, const SyntheticLayout& layout, const ElfFlavour& flavour,
+                       uint64_t index, uint64_t value);
 
 }  // namespace runpatch::test

@@ -57,7 +57,7 @@ DynamicModel model_of(const std::vector<std::pair<uint64_t, std::string>>& strin
 Expected<DynamicModel> load_image(const std::vector<uint8_t>& bytes) {
   return visit_elf(bytes, "synthetic.so", [](const auto& view) -> Expected<DynamicModel> {
     RUNPATCH_TRY(auto table, read_dynamic(view));
-    if (!table) return make_error("synthetic.so", "no dynamic section");
+    if (!table) return make_error(ErrorCode::NothingToEdit, "synthetic.so", "no dynamic section");
     return DynamicModel::load(view, *table);
   });
 }

@@ -1,5 +1,5 @@
 // Every refusal of the editor's planner, one case each, on every class and
-// byte order: the edit fails with that message naming the file, and the file
+// byte order: the edit fails with that code and message naming the file, and the file
 // is left byte for byte as it was, with nothing beside it.
 #include <gtest/gtest.h>
 
@@ -28,8 +28,10 @@ struct Refusal {
   test::SpecShape shape;  // the file before corruption
   test::ImageReshape corrupt;
   std::function<void(EditRequest&)> ask;
-  std::string message;
-  std::string message32 = message;  // where ELFCLASS32 is refused for another reason
+  ErrorCode code;
+  std::string message;      // a part of the error's text (the code decides; the text must still say it)
+  ErrorCode code32 = code;  // where ELFCLASS32 is refused for another reason
+  std::string message32 = message;
 };
 
 void set_tag(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t index, uint64_t tag) {
@@ -45,8 +47,8 @@ void set_long_runpath(EditRequest& r) {
 
 // e_phnum = PN_XNUM, the real count in section header 0's sh_info (the gABI's extended numbering).
 void extended_numbering(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f) {
-  test::poke(b, f.is64 ? 56 : 44, 2, f.big, elf::PN_XNUM);
-  test::poke(b, l.shoff + (f.is64 ? 44 : 28), 4, f.big, l.phnum);
+  test::set_ehdr(b, f, test::kEhdrPhnum, elf::PN_XNUM);
+  test::set_shdr(b, l, f, 0, test::kShdrInfo, l.phnum);
 }
 
 // 65,534 program headers (the most e_phnum holds below PN_XNUM) at the end of
@@ -55,16 +57,17 @@ void fill_program_header_table(std::vector<uint8_t>& b, const test::SyntheticLay
   uint64_t count = elf::PN_XNUM - 1, at = (b.size() + 7) & ~uint64_t(7);
   b.resize(at + count * l.phentsize, 0);
   std::copy(b.begin() + l.phoff, b.begin() + l.phoff + l.phnum * l.phentsize, b.begin() + at);
-  for (uint64_t i = l.phnum; i < count; ++i) test::poke(b, at + i * l.phentsize, 4, f.big, 0x6fffffff);
-  test::poke(b, f.is64 ? 32 : 28, f.is64 ? 8 : 4, f.big, at);  // e_phoff
-  test::poke(b, f.is64 ? 56 : 44, 2, f.big, count);            // e_phnum
+  test::SyntheticLayout moved = l;
+  moved.phoff = at;
+  for (uint64_t i = l.phnum; i < count; ++i) set_phdr(b, moved, f, i, kType, 0x6fffffff);
+  test::set_ehdr(b, f, test::kEhdrPhoff, at);
+  test::set_ehdr(b, f, test::kEhdrPhnum, count);
 }
 
 // Moves the first PT_LOAD's addresses (and DT_STRTAB's with them) by delta.
 void shift_first_load(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t delta) {
   set_phdr(b, l, f, 0, kVaddr, delta);
-  uint64_t value_at = l.dynamic_offset + l.strtab_tag_index * l.dynamic_entsize + (f.is64 ? 8 : 4);
-  test::poke(b, value_at, f.is64 ? 8 : 4, f.big, l.dynstr_offset + delta);
+  test::set_dynamic_value(b, l, f, l.strtab_tag_index, l.dynstr_offset + delta);
 }
 
 std::vector<Refusal> refusals() {
@@ -83,51 +86,50 @@ std::vector<Refusal> refusals() {
     s.interpreter = "/lib64/ld-linux-x86-64.so.2";
   };
   return {
-      {"static-runpath", [](auto& s) { s.with_dynamic = false; }, no_change, set_runpath,
+      {"static-runpath", [](auto& s) { s.with_dynamic = false; }, no_change, set_runpath, ErrorCode::NothingToEdit,
        "statically linked (no dynamic section): nothing to edit"},
       {"static-nodeflib", [](auto& s) { s.with_dynamic = false; }, no_change,
-       [](EditRequest& r) { r.headers.no_default_lib = true; },
+       [](EditRequest& r) { r.headers.no_default_lib = true; }, ErrorCode::NothingToEdit,
        "has no dynamic section (statically linked, or separate debug information)"},
       {"no-string-table", no_strings,
        [](auto& b, const auto& l, const auto& f) {
          set_tag(b, l, f, l.strtab_tag_index, elf::DT_DEBUG);
          set_tag(b, l, f, l.strtab_tag_index + 1, elf::DT_DEBUG);
        },
-       set_runpath, "dynamic section has no string table"},
+       set_runpath, ErrorCode::NothingToEdit, "dynamic section has no string table"},
       {"no-interpreter", library, no_change, [](EditRequest& r) { r.interpreter = "/lib/ld.so"; },
-       "file has no interpreter (PT_INTERP) to replace"},
+       ErrorCode::NothingToEdit, "file has no interpreter (PT_INTERP) to replace"},
       {"nul-in-string", library, no_change,
-       [](EditRequest& r) { r.runpath = set_runpath_update(std::string("/a\0b", 4)); },
+       [](EditRequest& r) { r.runpath = set_runpath_update(std::string("/a\0b", 4)); }, ErrorCode::InvalidRequest,
        "a new string contains a NUL byte"},
       {"load-filesz-over-memsz", library,
        [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kMemsz, 16); }, set_runpath,
-       "PT_LOAD #0: file size is larger than memory size"},
+       ErrorCode::Malformed, "PT_LOAD #0: file size is larger than memory size"},
       {"load-align-not-power-of-two", library,
        [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kAlign, 0x3000); }, set_runpath,
-       "PT_LOAD #0: alignment 0x3000 is not a power of two up to 64 MiB"},
+       ErrorCode::Malformed, "PT_LOAD #0: alignment 0x3000 is not a power of two up to 64 MiB"},
       {"load-past-end", library,
        [](auto& b, const auto& l, const auto& f) {
          set_phdr(b, l, f, 0, kFilesz, b.size() + 4096);
          set_phdr(b, l, f, 0, kMemsz, b.size() + 4096);
        },
-       set_runpath, "extends past the end of the file"},
+       set_runpath, ErrorCode::Malformed, "extends past the end of the file"},
       {"loads-overlap", with_interp,
        [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kType, elf::PT_LOAD); }, set_runpath,
-       "PT_LOAD #0 and #1 overlap in memory"},
+       ErrorCode::Malformed, "PT_LOAD #0 and #1 overlap in memory"},
       {"strings-over-dynamic", no_strings,
        [](auto& b, const auto& l, const auto& f) {
-         // DT_STRTAB's value follows its tag: the table now lies over the dynamic section.
-         uint64_t value_at = l.dynamic_offset + l.strtab_tag_index * l.dynamic_entsize + (f.is64 ? 8 : 4);
-         test::poke(b, value_at, f.is64 ? 8 : 4, f.big, l.dynamic_offset);
-         test::poke(b, value_at + l.dynamic_entsize, f.is64 ? 8 : 4, f.big, l.dynamic_entsize);
+         // DT_STRTAB and DT_STRSZ (the entry after it): the table now lies over the dynamic section.
+         test::set_dynamic_value(b, l, f, l.strtab_tag_index, l.dynamic_offset);
+         test::set_dynamic_value(b, l, f, l.strtab_tag_index + 1, l.dynamic_entsize);
        },
-       set_runpath, "the dynamic string table overlaps the dynamic section"},
+       set_runpath, ErrorCode::Malformed, "the dynamic string table overlaps the dynamic section"},
       // A segment reaching the top of the address space: the new one would wrap to address 0.
       {"no-address-space", library,
        [](auto& b, const auto& l, const auto& f) {
          set_phdr(b, l, f, 0, kMemsz, f.is64 ? ~uint64_t(0) - 8 : 0xfffffff8u);
        },
-       set_runpath, "no address space left above the last segment"},
+       set_runpath, ErrorCode::NoAddressSpace, "no address space left above the last segment"},
       // vaddr + memsz past 2^64; a 32-bit file's sum cannot wrap, but leaves no room above it.
       // (The interpreter's header, retyped: the tables stay in the load that holds them.)
       {"load-wraps-around", with_interp,
@@ -136,19 +138,20 @@ std::vector<Refusal> refusals() {
          set_phdr(b, l, f, 0, kVaddr, f.is64 ? ~uint64_t(0) - 0xfff : 0xfffff000u);
          set_phdr(b, l, f, 0, kMemsz, 0x2000);
        },
-       set_runpath, "PT_LOAD #0: address range wraps around", "no address space left above the last segment"},
-      {"extended-numbering-grows", library, extended_numbering, set_long_runpath,
+       set_runpath, ErrorCode::Malformed, "PT_LOAD #0: address range wraps around", ErrorCode::NoAddressSpace,
+       "no address space left above the last segment"},
+      {"extended-numbering-grows", library, extended_numbering, set_long_runpath, ErrorCode::TooManyProgramHeaders,
        "extended program header numbering (PN_XNUM) cannot grow"},
       {"too-many-program-headers", library, fill_program_header_table, set_long_runpath,
-       "too many program headers to add one"},
+       ErrorCode::TooManyProgramHeaders, "too many program headers to add one"},
       {"first-load-not-page-congruent", table_must_move,
        [](auto& b, const auto& l, const auto& f) { shift_first_load(b, l, f, 0x10); }, set_long_runpath,
-       "cannot move the program headers: first PT_LOAD is not page-congruent"},
+       ErrorCode::ProgramHeadersCannotMove, "cannot move the program headers: first PT_LOAD is not page-congruent"},
       // Memory up to 2 GiB (a big .bss): a moved table at an address above it, at
       // the first PT_LOAD's distance from its offset, would leave a 2 GiB hole in the file.
       {"hole-bound", table_must_move,
        [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kMemsz, 0x80000000u); }, set_long_runpath,
-       "a new segment would need a 2047 MiB hole before it"},
+       ErrorCode::HoleTooLarge, "a new segment would need a 2047 MiB hole before it"},
   };
 }
 
@@ -169,6 +172,7 @@ TEST_P(EditorRefusals, EachRefusalNamesTheFileAndLeavesItUntouched) {
       options.in_place = in_place;
       auto outcome = edit_elf_file(file, request, options);
       ASSERT_FALSE(outcome) << "edited: " << outcome->layout_description;
+      EXPECT_EQ(error_code_name(outcome.error().code), error_code_name(f.is64 ? refusal.code : refusal.code32));
       const std::string& message = f.is64 ? refusal.message : refusal.message32;
       EXPECT_NE(outcome.error().message().find(message), std::string::npos) << outcome.error().message();
       EXPECT_NE(outcome.error().message().find(file.string()), std::string::npos) << outcome.error().message();

@@ -49,7 +49,9 @@ const std::map<std::string, Flag>& flag_options() {
 }
 
 // patchelf's message for a file it cannot read: what it did, then strerror.
-Error file_error(const std::string& doing, int err) { return make_error("", doing + ": " + std::strerror(err)); }
+Error file_error(const std::string& doing, int err) {
+  return make_error(ErrorCode::SystemCall, "", doing + ": " + std::strerror(err));
+}
 
 // The value of an option patchelf resolves: "@path" stands for the file's whole contents.
 Expected<std::string> resolve_value(const std::string& word) {
@@ -70,7 +72,7 @@ Expected<uint64_t> parse_page_size(const std::string& word) {
   unsigned long long size = std::strtoull(word.c_str(), &end, 10);
   // patchelf takes any positive number; a page size that is no power of two would misalign segments.
   if (errno || word.empty() || *end || size == 0 || (size & (size - 1)))
-    return make_error("", "invalid argument to --page-size");
+    return make_error(ErrorCode::Usage, "", "invalid argument to --page-size");
   return uint64_t(size);
 }
 
@@ -84,16 +86,17 @@ class Parser {
       // patchelf answers these as it meets them: later words and checks never run.
       if (a_.help || a_.version) return std::move(a_);
     }
-    if (a_.set_rpath && a_.add_rpath) return make_error("", "--set-rpath option not allowed with --add-rpath");
+    if (a_.set_rpath && a_.add_rpath)
+      return make_error(ErrorCode::Usage, "", "--set-rpath option not allowed with --add-rpath");
     // patchelf 0.19: the note is for DT_RUNPATH searches, which DT_RPATH does not take.
     if (a_.build_resolution_cache && a_.force_rpath)
-      return make_error("", "--build-resolution-cache cannot be combined with --force-rpath");
+      return make_error(ErrorCode::Usage, "", "--build-resolution-cache cannot be combined with --force-rpath");
     return std::move(a_);
   }
 
  private:
   Expected<std::string> next(bool resolve) {
-    if (i_ + 1 >= args_.size()) return make_error("", "missing argument");
+    if (i_ + 1 >= args_.size()) return make_error(ErrorCode::Usage, "", "missing argument");
     ++i_;
     return resolve ? resolve_value(args_[i_]) : args_[i_];
   }
@@ -107,7 +110,7 @@ class Parser {
       RUNPATCH_TRY(a_.interpreter, next(true));
     } else if (arg == "--set-os-abi") {
       RUNPATCH_TRY(a_.os_abi, next(true));
-      if (!osabi_from_name(*a_.os_abi)) return make_error("", "unrecognized OS ABI");
+      if (!osabi_from_name(*a_.os_abi)) return make_error(ErrorCode::Usage, "", "unrecognized OS ABI");
     } else if (arg == "--set-soname") {
       RUNPATCH_TRY(a_.soname, next(true));
     } else if (arg == "--set-rpath") {
@@ -130,7 +133,7 @@ class Parser {
       RUNPATCH_TRY(std::string value, next(false));
       RUNPATCH_TRY(a_.page_size, parse_page_size(value));
     } else if (arg == "--replace-needed") {
-      if (i_ + 2 >= args_.size()) return make_error("", "missing argument(s)");
+      if (i_ + 2 >= args_.size()) return make_error(ErrorCode::Usage, "", "missing argument(s)");
       a_.replace_needed.emplace_back(args_[i_ + 1], args_[i_ + 2]);
       i_ += 2;
     } else if (arg == "--rename-dynamic-symbols") {
@@ -138,7 +141,7 @@ class Parser {
       RUNPATCH_TRY(auto pairs, read_rename_map(*a_.rename_map_file));
       a_.rename_symbols.insert(a_.rename_symbols.end(), pairs.begin(), pairs.end());
     } else if (arg.size() > 1 && arg[0] == '-') {
-      return make_error("", "unrecognized option '" + arg + "'");
+      return make_error(ErrorCode::Usage, "", "unrecognized option '" + arg + "'");
     } else {
       a_.files.push_back(arg);
     }
@@ -163,11 +166,14 @@ Expected<std::vector<std::pair<std::string, std::string>>> read_rename_map(const
     std::istringstream words(line);
     if (!(words >> from)) break;
     if (!(words >> to))
-      return make_error("", fmt::format("{}:{}: Map file line is missing the second element", path, number));
+      return make_error(ErrorCode::Usage, "",
+                        fmt::format("{}:{}: Map file line is missing the second element", path, number));
     if (!seen.insert(from).second)
-      return make_error("", fmt::format("{}:{}: Name '{}' appears twice in the map file", path, number, from));
+      return make_error(ErrorCode::Usage, "",
+                        fmt::format("{}:{}: Name '{}' appears twice in the map file", path, number, from));
     if (from.find('@') != std::string::npos || to.find('@') != std::string::npos)
-      return make_error("", fmt::format("{}:{}: Name pair contains version tag: {} {}", path, number, from, to));
+      return make_error(ErrorCode::Usage, "",
+                        fmt::format("{}:{}: Name pair contains version tag: {} {}", path, number, from, to));
     pairs.emplace_back(from, to);
   }
   return pairs;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_request.hpp"
 #include "runpatch/editing/header_edit.hpp"
 
 namespace runpatch::cli {

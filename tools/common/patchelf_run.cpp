@@ -35,7 +35,9 @@ const char* const kStaticMessage = "cannot find section '.dynamic'. The input fi
 const char* const kNoInterpreterMessage =
     "cannot find section '.interp'. The input file is most likely statically linked";
 
-Error fail(std::string message) { return make_error("", std::move(message)); }
+Error fail(ErrorCode code, std::string message) { return make_error(code, "", std::move(message)); }
+// patchelf's words for the library's error, which keeps its code.
+Error fail(const Error& error) { return make_error(error.code, "", error.message()); }
 
 // patchelf's first words for each section-header defect its parser refuses.
 std::string_view patchelf_words(SectionDefect defect, bool grows_dynamic) {
@@ -69,11 +71,11 @@ std::string_view patchelf_words(SectionDefect defect, bool grows_dynamic) {
 // warning for symbols of unnamed sections, where it rewrites sections.
 Status refuse_as_patchelf(const std::string& file, const Arguments& args, const PatchelfStreams& streams) {
   auto audit = audit_section_headers(file);
-  if (!audit) return fail(audit.error().message());
+  if (!audit) return fail(audit.error());
   bool grows_dynamic = args.add_debug_tag || args.no_default_lib || !args.add_needed.empty();
   if (audit->defect)
-    return fail(
-        fmt::format("{}: {}: {}", patchelf_words(audit->defect->defect, grows_dynamic), file, audit->defect->detail));
+    return fail(ErrorCode::Malformed, fmt::format("{}: {}: {}", patchelf_words(audit->defect->defect, grows_dynamic),
+                                                  file, audit->defect->detail));
   if (patchelf_request(args).empty()) return {};
   for (size_t index : audit->unnamed_symbol_sections)
     streams.err(fmt::format("warning: symbol table entry refers to an unnamed section (index {})\n", index));
@@ -85,13 +87,14 @@ Status refuse_as_patchelf(const std::string& file, const Arguments& args, const 
 Expected<ElfInfo> read_as_patchelf(const std::string& file, const Arguments& args, const PatchelfStreams& streams) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0)
-    return fail(fmt::format("getting info about '{}': {}", file, std::strerror(errno)));
-  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) < kSmallestElfHeader) return fail("missing ELF header");
-  if (S_ISREG(st.st_mode) && !has_elf_magic(file)) return fail("not an ELF executable");
+    return fail(ErrorCode::SystemCall, fmt::format("getting info about '{}': {}", file, std::strerror(errno)));
+  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) < kSmallestElfHeader)
+    return fail(ErrorCode::NotElf, "missing ELF header");
+  if (S_ISREG(st.st_mode) && !has_elf_magic(file)) return fail(ErrorCode::NotElf, "not an ELF executable");
   if (S_ISREG(st.st_mode)) RUNPATCH_CHECK(refuse_as_patchelf(file, args, streams));
   auto info = read_elf_info(file, DynamicSource::SegmentOrSection);
-  if (!info) return fail(info.error().message());
-  if (info->type != ET_EXEC && info->type != ET_DYN) return fail("wrong ELF type");
+  if (!info) return fail(info.error());
+  if (info->type != ET_EXEC && info->type != ET_DYN) return fail(ErrorCode::Unsupported, "wrong ELF type");
   return std::move(*info);
 }
 
@@ -109,15 +112,16 @@ Status print_requested(const Arguments& a, const ElfInfo& info, const std::strin
                        const PatchelfStreams& streams) {
   // A separate debug file keeps PT_DYNAMIC without its contents: patchelf prints nothing for it.
   bool dynamic_readable = info.has_dynamic;
-  if ((a.print_rpath || a.print_needed) && !dynamic_readable && !info.debug_only) return fail(kStaticMessage);
+  if ((a.print_rpath || a.print_needed) && !dynamic_readable && !info.debug_only)
+    return fail(ErrorCode::NothingToEdit, kStaticMessage);
   if (a.print_interpreter) {
-    if (!info.interpreter && !info.debug_only) return fail(kNoInterpreterMessage);
+    if (!info.interpreter && !info.debug_only) return fail(ErrorCode::NothingToEdit, kNoInterpreterMessage);
     streams.out(fmt::format("{}\n", info.interpreter.value_or("")));  // a debug file's PT_INTERP has no contents
   }
   std::optional<HeaderFacts> facts;
   if (a.print_os_abi || a.print_execstack) {
     auto read = read_header_facts(file);
-    if (!read) return fail(read.error().message());
+    if (!read) return fail(read.error());
     facts = *read;
   }
   if (a.print_os_abi) streams.out(fmt::format("{}\n", patchelf_osabi_name(facts->osabi)));
@@ -137,8 +141,8 @@ Status edit_file(const Arguments& args, const ElfInfo& info, const std::string& 
   request.headers = patchelf_header_request(args);
   // The interpreter needs PT_INTERP, not a dynamic section (patchelf edits a
   // program whose PT_DYNAMIC is zeroed or gone: its tests contiguous-note-sections, empty-note).
-  if (request.touches_dynamic() && info.is_static()) return fail(kStaticMessage);
-  if (request.interpreter && !info.interpreter) return fail(kNoInterpreterMessage);
+  if (request.touches_dynamic() && info.is_static()) return fail(ErrorCode::NothingToEdit, kStaticMessage);
+  if (request.interpreter && !info.interpreter) return fail(ErrorCode::NothingToEdit, kNoInterpreterMessage);
   // patchelf writes --output even when nothing changes.
   if (request.empty() && !args.output) return {};
   EditOptions options;
@@ -147,7 +151,7 @@ Status edit_file(const Arguments& args, const ElfInfo& info, const std::string& 
   options.atomic_copy = args.atomic_copy;
   options.dynamic_source = DynamicSource::SegmentOrSection;
   auto outcome = edit_elf_file(file, request, options);
-  if (!outcome) return fail(outcome.error().message());
+  if (!outcome) return fail(outcome.error());
   // patchelf's words: no "patchelf: " before these.
   for (const auto& warning : outcome->warnings) streams.err(fmt::format("warning: {}: {}\n", file, warning.text));
   if (!args.debug) return {};
@@ -195,8 +199,9 @@ Status run_patchelf(const std::vector<std::string>& words, std::string_view prog
     streams.out(fmt::format("patchelf {} (runpatch {})\n", kPatchelfVersion, RUNPATCH_VERSION));
     return {};
   }
-  if (args.files.empty()) return fail("missing filename");
-  if (args.output && args.files.size() > 1) return fail("--output option only allowed with single input file");
+  if (args.files.empty()) return fail(ErrorCode::Usage, "missing filename");
+  if (args.output && args.files.size() > 1)
+    return fail(ErrorCode::Usage, "--output option only allowed with single input file");
   for (const auto& file : args.files) {
     RUNPATCH_TRY(auto info, read_as_patchelf(file, args, streams));
     RUNPATCH_CHECK(print_requested(args, info, file, streams));

@@ -163,7 +163,7 @@ struct TraceOptions {
 Expected<std::filesystem::path> trace_preflight(const std::vector<std::string>& command) {
   auto audit = trace_audit_library();
   if (!audit)
-    return make_error("runpatch-audit.so",
+    return make_error(ErrorCode::CannotTrace, "runpatch-audit.so",
                       "not found beside the runpatch executable (lib/runpatch/ next to its "
                       "bin/); set RUNPATCH_AUDIT_LIBRARY to its path");
   RUNPATCH_TRY(ElfInfo audit_info, read_elf_info(*audit));

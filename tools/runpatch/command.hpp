@@ -6,7 +6,8 @@
 #include <functional>
 
 #include "../common/exit_codes.hpp"
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_options.hpp"
+#include "runpatch/editing/edit_request.hpp"
 #include "runpatch/tracing/trace_run.hpp"
 
 namespace runpatch::cli {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_options.hpp"
 #include "runpatch/reading/expected.hpp"
 
 namespace runpatch {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_request.hpp"
 #include "runpatch/reading/loader_paths.hpp"  // effective_runpath, split_runpath, join_runpath
 
 namespace runpatch {

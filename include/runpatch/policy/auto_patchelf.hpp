@@ -13,7 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_options.hpp"
+#include "runpatch/editing/edit_request.hpp"
 #include "runpatch/policy/policy.hpp"
 
 namespace runpatch {

@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "runpatch/cuda/cuda.hpp"  // kDefaultDriverDir, looks_like_compat_dir
-#include "runpatch/editing/edit.hpp"
+#include "runpatch/editing/edit_options.hpp"
+#include "runpatch/editing/edit_request.hpp"
 #include "runpatch/reading/expected.hpp"
 
 namespace runpatch {

@@ -4,12 +4,45 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
 namespace runpatch {
 
+// What kind of problem an error is: callers and tests tell errors apart by
+// code; Error::what says it in full, with the numbers (error_code_name names
+// the code).
+enum class ErrorCode : uint8_t {
+  // The file and the system
+  SystemCall,      // a system call failed (open, read, write, sync, rename, lock): errno's words in what
+  NotRegularFile,  // a directory, device or empty file where a file is needed
+  FileChanged,     // the file changed under the tool (shrank while copied, kept being replaced)
+  // What the bytes say
+  NotElf,     // no ELF magic, or an ELF class or byte order this reader does not know
+  Malformed,  // a structure lies outside the file or contradicts another (offset: where)
+  // What an edit needs
+  NothingToEdit,   // the file lacks what the request edits: dynamic section, string table, PT_INTERP, symbols
+  InvalidRequest,  // the request cannot be written as asked: a NUL in a string, an empty interpreter
+  Unsupported,     // a valid file with a feature the editor does not edit (DT_MIPS_XHASH, DT_SYMTAB_SHNDX)
+  // Refusals: no exact way to fit the edit (docs/editing.md §3)
+  TooManyProgramHeaders,     // a new program header would need more than e_phnum holds
+  ProgramHeadersCannotMove,  // the table must move, and the first PT_LOAD is not page-congruent
+  HoleTooLarge,              // the new segment would need a hole of over 1 GiB in the file
+  NoAddressSpace,            // no address space above the last segment
+  NotOneWrite,               // a grouped edit (CommitGroup) that one write cannot commit
+  ResolutionCacheExists,     // --build-resolution-cache: the note present differs from the new one
+  VerificationFailed,        // the planned result failed the edit's own check: nothing was written
+  // Input other than ELF files
+  InvalidInput,  // a policy file, ld.so.cache, option value, map file or trace record not understood
+  Usage,         // a command line the tool does not accept
+  CannotTrace,   // a program `runpatch trace` cannot run under its audit library
+};
+
+std::string_view error_code_name(ErrorCode code);
+
 struct Error {
+  ErrorCode code;
   std::string file;                // which file the problem is in ("" when none)
   std::string what;                // what is wrong, in words
   std::optional<uint64_t> offset;  // file offset the problem was found at, if any
@@ -18,7 +51,7 @@ struct Error {
   std::string message() const;
 };
 
-Error make_error(std::string file, std::string what, std::optional<uint64_t> offset = std::nullopt);
+Error make_error(ErrorCode code, std::string file, std::string what, std::optional<uint64_t> offset = std::nullopt);
 
 template <class T>
 class [[nodiscard]] Expected {
