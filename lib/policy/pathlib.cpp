@@ -60,6 +60,17 @@ bool fnmatch(const std::string& pattern, const std::string& name) {
   return ::fnmatch(pattern.c_str(), name.c_str(), FNM_NOESCAPE) == 0;
 }
 
+// Outside the anonymous namespace: GlobCache::Tree (declared in pathlib.hpp)
+// holds them (-Wsubobject-linkage; GCC reports it once this file is compiled
+// inside a unity batch, as CI does).
+struct DirEntry {
+  std::string name;
+  unsigned char type;  // d_type: DT_DIR, DT_LNK, ...; DT_UNKNOWN where the file system does not say
+  bool operator<(const DirEntry& other) const { return name < other.name; }
+};
+
+using Listings = std::unordered_map<std::string, std::vector<DirEntry>>;
+
 namespace {
 
 // The file's type and mode through symlinks (stat) or of a link itself (lstat); 0 when it has none.
@@ -71,12 +82,6 @@ mode_t mode_of(const std::string& path, bool through_symlinks) {
 
 bool stat_is_dir(const std::string& path) { return S_ISDIR(mode_of(path, true)); }
 bool lstat_is_real_dir(const std::string& path) { return S_ISDIR(mode_of(path, false)); }
-
-struct DirEntry {
-  std::string name;
-  unsigned char type;  // d_type: DT_DIR, DT_LNK, ...; DT_UNKNOWN where the file system does not say
-  bool operator<(const DirEntry& other) const { return name < other.name; }
-};
 
 std::vector<DirEntry> entries(const std::string& dir) {
   std::vector<DirEntry> found;
@@ -104,8 +109,6 @@ GlobMatch::Kind kind_of(unsigned char type) {
 bool entered(const std::string& dir, const DirEntry& e) {
   return e.type == DT_DIR || (e.type == DT_UNKNOWN && lstat_is_real_dir(join(dir, e.name)));
 }
-
-using Listings = std::unordered_map<std::string, std::vector<DirEntry>>;
 
 void walk(const std::string& dir, const std::string& pattern, bool recursive, const Listings& listed,
           std::vector<GlobMatch>& out) {

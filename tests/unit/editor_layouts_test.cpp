@@ -2,7 +2,8 @@
 // symbols can take, one case each, on every class and byte order: the edit
 // takes exactly the layout steps the rules name, and the file then says what
 // was asked (read back by the reader and by readelf). The resolution-cache
-// steps need a resolved file: tests/integration/resolution_cache_test.cpp.
+// steps resolve nothing: the runpath names a directory no host has, which the
+// note records as searched at run time.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -12,6 +13,7 @@
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "runpatch/reading/elf_types.hpp"
+#include "runpatch/reading/loader_paths.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {
@@ -27,9 +29,10 @@ struct LayoutCase {
   test::ImageReshape reshape;
   std::function<void(EditRequest&)> ask;
   bool in_place = false;
-  std::vector<LayoutStep> layout;            // exactly these steps, in order
-  std::optional<std::string> runpath_after;  // what the file's runpath then says
-  bool after_an_appended_edit = false;       // an earlier edit appended a segment first
+  std::vector<LayoutStep> layout;             // exactly these steps, in order
+  std::optional<std::string> runpath_after;   // what the file's runpath then says
+  std::function<void(EditRequest&)> earlier;  // an edit made first (null: none)
+  std::optional<bool> note_after;             // whether the file then has a resolution-cache note
 };
 
 const std::string kOriginalRunpath =
@@ -38,6 +41,16 @@ const std::string kLongRunpath = "/run/opengl-driver/lib:" + std::string(300, 'x
 
 void keep(std::vector<uint8_t>&, const test::SyntheticLayout&, const Flavour&) {}
 void long_runpath(EditRequest& r) { r.runpath = set_runpath_update(kLongRunpath); }
+// An earlier edit that appended a segment.
+void longer_runpath(EditRequest& r) { r.runpath = set_runpath_update(kLongRunpath + ":/first"); }
+void write_note(EditRequest& r) { r.resolution_cache = ResolutionCacheMode::Write; }
+void remove_note(EditRequest& r) { r.resolution_cache = ResolutionCacheMode::Remove; }
+// The original runpath with its last byte changed: as long, so the refreshed note is too.
+void same_length_runpath(EditRequest& r) {
+  std::string changed = kOriginalRunpath;
+  changed.back() = 'p';
+  r.runpath = set_runpath_update(changed);
+}
 
 // A library whose dynamic strings follow the program header table.
 void library(test::SyntheticSpec& s) {
@@ -114,6 +127,38 @@ std::vector<LayoutCase> layout_cases() {
        false,
        {LayoutStep::ReplacedEarlierSegment},
        kLongRunpath,
+       longer_runpath},
+      // No room in place for a new note: it goes into a read-only part of an
+      // appended segment. The dynamic strings follow the table, and an edit that
+      // changes no string does not move them (rule 4 moves notes, the interpreter
+      // and rewritten tables): the table moves (rule 5).
+      {"resolution-cache-segment",
+       library,
+       keep,
+       write_note,
+       false,
+       {LayoutStep::MovedProgramHeaders, LayoutStep::ResolutionCacheSegment},
+       kOriginalRunpath,
+       nullptr,
+       true},
+      {"resolution-cache-removed",
+       library,
+       keep,
+       remove_note,
+       false,
+       {LayoutStep::ResolutionCacheRemoved},
+       kOriginalRunpath,
+       write_note,
+       false},
+      // The refreshed note is as long as the earlier one: rewritten where it is.
+      {"resolution-cache-in-place",
+       library,
+       keep,
+       same_length_runpath,
+       false,
+       {LayoutStep::StringOverOwnBytes, LayoutStep::ResolutionCacheInPlace},
+       kOriginalRunpath.substr(0, kOriginalRunpath.size() - 1) + "p",
+       write_note,
        true},
   };
 }
@@ -128,11 +173,16 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
         test::write_synthetic_case("editor_layouts/" + c.name + test::flavour_name(f), f, c.shape, c.reshape).path;
     EditRequest request;
     c.ask(request);
+    // Notes resolve against an empty tree: every runpath entry is searched at run time.
+    fs::path empty_root = file.parent_path() / "empty-root";
+    fs::create_directories(empty_root);
+    request.resolution_root = empty_root;
     EditOptions options;
     options.in_place = c.in_place;
-    if (c.after_an_appended_edit) {
+    if (c.earlier) {
       EditRequest first;
-      first.runpath = set_runpath_update(kLongRunpath + ":/first");
+      c.earlier(first);
+      first.resolution_root = empty_root;
       auto earlier = edit_elf_file(file, first, options);
       ASSERT_TRUE(earlier) << earlier.error().message();
       ASSERT_EQ(earlier->strategy, EditStrategy::Appended);
@@ -153,6 +203,16 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
       EXPECT_EQ(info->identity.osabi, *request.headers.osabi);
     }
     EXPECT_EQ(info->needed, std::vector<std::string>{"libfoo.so.1"});
+    if (c.note_after) {
+      EXPECT_EQ(info->resolution_cache.has_value(), *c.note_after);
+    }
+    if (info->resolution_cache && c.runpath_after) {
+      // True to the edited file: libfoo.so.1 searched for at run time in the runpath it has now.
+      EXPECT_EQ(info->resolution_cache->defect, "");
+      ResolutionCacheEntry expected{"libfoo.so.1", {}};
+      for (const auto& entry : split_runpath(*c.runpath_after)) expected.locations.push_back("?" + entry);
+      EXPECT_EQ(info->resolution_cache->entries, ResolutionCache{expected});
+    }
   }
 }
 
