@@ -379,6 +379,11 @@ EarlierSegments<E> find_earlier_segments(const PlanInputs<E>& in, bool with_dyna
   if (earlier.note_segment && earlier.replace_existing) {
     earlier.earlier_note = earlier.phdrs[*earlier.note_segment];
     earlier.phdrs[*earlier.note_segment].p_type = elf::PT_NULL;
+    // A note-only edit moved the program header table into its note's segment
+    // (rule 5): that segment is an earlier edit's, replaced and carried over.
+    uint64_t table_size = uint64_t(in.view.phdrs().size()) * sizeof(Phdr<E>);
+    if (covers(*earlier.earlier_note, uint64_t(in.view.ehdr().e_phoff), table_size))
+      earlier.layout.push_back(LayoutStep::ReplacedEarlierSegment);
   }
   if (earlier.existing_alone) earlier.phdrs[note.existing->segment].p_type = elf::PT_NULL;
   return earlier;

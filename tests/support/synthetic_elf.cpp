@@ -14,6 +14,23 @@ namespace {
 
 using namespace runpatch::elf;
 
+// NT_GNU_PROPERTY_TYPE_0 holding GNU_PROPERTY_X86_FEATURE_1_AND (IBT and
+// SHSTK), its descriptor padded to the class's word.
+template <class E>
+std::vector<uint8_t> gnu_property_note() {
+  const int word = E::is64 ? 8 : 4;
+  std::vector<uint8_t> out(12 + 4 + (8 + 4 + (word - 4)), 0);
+  ElfFlavour f{E::is64, E::big_endian};
+  poke(out, 0, 4, f.big, 4);                // n_namesz
+  poke(out, 4, 4, f.big, out.size() - 16);  // n_descsz
+  poke(out, 8, 4, f.big, 5);                // NT_GNU_PROPERTY_TYPE_0
+  std::memcpy(out.data() + 12, "GNU", 4);
+  poke(out, 16, 4, f.big, 0xc0000002);  // pr_type
+  poke(out, 20, 4, f.big, 4);           // pr_datasz
+  poke(out, 24, 4, f.big, 3);           // pr_data
+  return out;
+}
+
 template <class E>
 SyntheticElf build(const SyntheticSpec& spec) {
   using Ehdr_ = Ehdr<E>;
@@ -37,7 +54,7 @@ SyntheticElf build(const SyntheticSpec& spec) {
   if (spec.flags_1) dyn.emplace_back(DT_FLAGS_1, spec.flags_1);
   std::string shstrtab = std::string("\0.dynstr\0.dynamic\0.shstrtab\0", 28);
 
-  uint64_t phnum = 1 + (spec.interpreter ? 1 : 0) + (spec.with_dynamic ? 1 : 0);
+  uint64_t phnum = 1 + (spec.interpreter ? 1 : 0) + (spec.with_dynamic ? 1 : 0) + (spec.gnu_property_note ? 2 : 0);
   SyntheticLayout L;
   L.phoff = sizeof(Ehdr_);
   L.phnum = phnum;
@@ -45,6 +62,11 @@ SyntheticElf build(const SyntheticSpec& spec) {
   uint64_t off = L.phoff + phnum * sizeof(Phdr_);
   uint64_t interp_off = off;
   if (spec.interpreter) off += spec.interpreter->size() + 1;
+  const uint64_t note_align = E::is64 ? 8 : 4;
+  off = (off + note_align - 1) & ~(note_align - 1);
+  uint64_t note_off = off;
+  std::vector<uint8_t> note = spec.gnu_property_note ? gnu_property_note<E>() : std::vector<uint8_t>();
+  off += note.size();
   L.dynstr_offset = off;
   L.dynstr_size = dynstr.size();
   off += dynstr.size();
@@ -99,6 +121,19 @@ SyntheticElf build(const SyntheticSpec& spec) {
     ph[i].p_align = 1;
     std::memcpy(bytes.data() + interp_off, spec.interpreter->c_str(), spec.interpreter->size() + 1);
     ++i;
+  }
+  if (spec.gnu_property_note) {
+    for (uint32_t type : {PT_NOTE, PT_GNU_PROPERTY}) {
+      ph[i].p_type = type;
+      ph[i].p_offset = note_off;
+      ph[i].p_vaddr = note_off;
+      ph[i].p_filesz = note.size();
+      ph[i].p_memsz = note.size();
+      ph[i].p_flags = PF_R;
+      ph[i].p_align = note_align;
+      ++i;
+    }
+    std::memcpy(bytes.data() + note_off, note.data(), note.size());
   }
   ph[i].p_type = PT_LOAD;
   ph[i].p_flags = PF_R | PF_W;

@@ -38,6 +38,9 @@ struct SyntheticSpec {
   std::optional<std::string> runpath, rpath, soname, interpreter;
   uint64_t flags_1 = 0;
   int spare_dynamic_slots = 0;  // extra DT_NULL entries after the terminator
+  // A .note.gnu.property note (x86 feature bits) described by both PT_NOTE and
+  // PT_GNU_PROPERTY, as x86-64 and aarch64 linkers emit it; after the interpreter.
+  bool gnu_property_note = false;
 };
 
 // Where the builder put things, for tests that corrupt them.

@@ -1,5 +1,5 @@
-// Every way the editor finds room (docs/editing.md §3) that a file without
-// symbols can take, one case each, on every class and byte order: the edit
+// Every way the editor finds room (docs/editing.md §3), one case each, on
+// files without symbols, on every class and byte order: the edit
 // takes exactly the layout steps the rules name, and the file then says what
 // was asked (read back by the reader and by readelf). The resolution-cache
 // steps resolve nothing: the runpath names a directory no host has, which the
@@ -109,6 +109,17 @@ std::vector<LayoutCase> layout_cases() {
        false,
        {LayoutStep::ReusedNullEntry},
        kLongRunpath},
+      // PT_GNU_PROPERTY still describes the note; its PT_NOTE twin takes the new PT_LOAD.
+      {"reused-duplicate-note",
+       [](test::SyntheticSpec& s) {
+         library(s);
+         s.gnu_property_note = true;
+       },
+       keep,
+       long_runpath,
+       false,
+       {LayoutStep::ReusedDuplicateNote},
+       kLongRunpath},
       // The strings after the table move into the new segment (a copy may move them).
       {"evacuated-after-table", library, keep, long_runpath, false, {LayoutStep::EvacuatedAfterTable}, kLongRunpath},
       // Nothing after the table can move (without section headers no byte past the
@@ -150,6 +161,19 @@ std::vector<LayoutCase> layout_cases() {
        kOriginalRunpath,
        write_note,
        false},
+      // After a note-only edit (its read-only segment took the moved program
+      // header table and the note), an edit that also rewrites the dynamic
+      // strings replaces that segment: the strings and section in a read-write
+      // segment, the note in a read-only one of its own.
+      {"resolution-cache-own-segment",
+       library,
+       keep,
+       long_runpath,
+       false,
+       {LayoutStep::ReplacedEarlierSegment, LayoutStep::ResolutionCacheOwnSegment},
+       kLongRunpath,
+       write_note,
+       true},
       // The refreshed note is as long as the earlier one: rewritten where it is.
       {"resolution-cache-in-place",
        library,
