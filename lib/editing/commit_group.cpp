@@ -94,8 +94,7 @@ std::vector<bool> CommitGroup::State::sync_file_systems(const std::vector<Synced
   for (size_t i = 0; i < ran.size(); ++i)
     if (auto it = failed.find(device[i]); it != failed.end()) {
       ok[i] = false;
-      fail(make_error(ErrorCode::SystemCall, ran[i].pending->path,
-                      errno_text("cannot sync its file system", it->second)));
+      fail(system_error(ran[i].pending->path, "cannot sync its file system", it->second));
     }
   return ok;
 }

@@ -12,10 +12,10 @@ Status sync_step(const CommitStep& step, const std::string& path) {
   if (step.sync_fd < 0) return {};
   switch (step.sync) {
     case CommitStep::Sync::Data:
-      if (::fdatasync(step.sync_fd) != 0) return make_error(ErrorCode::SystemCall, path, errno_text("cannot sync"));
+      if (::fdatasync(step.sync_fd) != 0) return system_error(path, "cannot sync");
       return {};
     case CommitStep::Sync::Everything:
-      if (::fsync(step.sync_fd) != 0) return make_error(ErrorCode::SystemCall, path, errno_text("cannot sync"));
+      if (::fsync(step.sync_fd) != 0) return system_error(path, "cannot sync");
       return {};
     case CommitStep::Sync::Directory:
       ::fsync(step.sync_fd);  // a directory that cannot be synced still holds the rename

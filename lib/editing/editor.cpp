@@ -189,7 +189,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   UniqueFd locked;
   if (options.dry_run) {
     locked = UniqueFd(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
-    if (locked.get() < 0) return make_error(ErrorCode::SystemCall, name, errno_text("cannot open"));
+    if (locked.get() < 0) return system_error(name, "cannot open");
   } else {
     // A lock held by an edit of our own group (the same file under a second
     // name) would never be released while we wait: the group commits first.
@@ -200,7 +200,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   RUNPATCH_TRY(Source source, read_source(locked.get(), name, options));
   RUNPATCH_TRY(EditRequest request, evaluated_once(source, asked));
   struct stat st {};
-  if (::fstat(locked.get(), &st) != 0) return make_error(ErrorCode::SystemCall, name, errno_text("cannot stat"));
+  if (::fstat(locked.get(), &st) != 0) return system_error(name, "cannot stat");
   // Every hard link must see the edit, and a copy must not change the owner:
   // then the file itself is written.
   bool must_write_in_place =
@@ -221,7 +221,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
       if (p.outcome.written_as == WrittenAs::NotWritten) p.outcome.written_as = WrittenAs::IntoFile;
       return std::move(p.outcome);
     }
-    if (must_write_in_place) return make_error(ErrorCode::SystemCall, name, errno_text("cannot open for writing"));
+    if (must_write_in_place) return system_error(name, "cannot open for writing");
     // A running program (ETXTBSY) cannot be written: an edited copy replaces it.
     if (p.plan.strategy == EditStrategy::Appended && into_file) {
       PlanOptions for_copy(options);
@@ -269,7 +269,7 @@ Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& pat
   // --output: plan on the source, write an edited copy next to the destination.
   std::string dest = options.output->string();
   UniqueFd source(::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
-  if (source.get() < 0) return make_error(ErrorCode::SystemCall, name, errno_text("cannot open"));
+  if (source.get() < 0) return system_error(name, "cannot open");
   RUNPATCH_TRY(Source read, read_source(source.get(), name, options));
   RUNPATCH_TRY(EditRequest fixed, evaluated_once(read, request));
   PlanOptions to_output(options);

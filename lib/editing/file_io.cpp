@@ -25,9 +25,7 @@ Status write_bytes(int fd, const std::string& path, uint64_t offset, std::span<c
   while (done < bytes.size()) {
     ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return make_error(ErrorCode::SystemCall, path, errno_text("cannot write " + what, n < 0 ? errno : ENOSPC),
-                        offset + done);
+    if (n <= 0) return system_error(path, "cannot write " + what, n < 0 ? errno : ENOSPC, offset + done);
     done += static_cast<size_t>(n);
   }
   return {};
@@ -52,12 +50,11 @@ PrivilegesKept PrivilegesKept::read(int fd) {
 
 Status PrivilegesKept::restore(int fd, const std::string& path) const {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return make_error(ErrorCode::SystemCall, path, errno_text("cannot stat"));
+  if (::fstat(fd, &st) != 0) return system_error(path, "cannot stat");
   if ((st.st_mode & 07777) != mode_ && ::fchmod(fd, mode_) != 0)
-    return make_error(ErrorCode::SystemCall, path, errno_text("cannot restore the set-ID bits the write cleared"));
+    return system_error(path, "cannot restore the set-ID bits the write cleared");
   if (capability_ && ::fsetxattr(fd, kCapabilityAttribute, capability_->data(), capability_->size(), 0) != 0)
-    return make_error(ErrorCode::SystemCall, path,
-                      errno_text("cannot restore the file capabilities the write cleared"));
+    return system_error(path, "cannot restore the file capabilities the write cleared");
   return {};
 }
 
@@ -67,8 +64,7 @@ Status lock_exclusively(int fd, const std::string& path, const std::function<voi
   for (int pause_ms = 1;;) {
     if (::flock(fd, before_waiting ? LOCK_EX | LOCK_NB : LOCK_EX) == 0) return {};
     if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK || !before_waiting)
-      return make_error(ErrorCode::SystemCall, path, errno_text("cannot lock"));
+    if (errno != EWOULDBLOCK || !before_waiting) return system_error(path, "cannot lock");
     before_waiting();
     ::usleep(useconds_t(pause_ms) * 1000);
     pause_ms = std::min(pause_ms * 2, 50);
@@ -80,8 +76,7 @@ Status lock_exclusively(int fd, const std::string& path, const std::function<voi
 Expected<UniqueFd> open_for_edit(const std::string& path, bool writable, const std::function<void()>& before_waiting) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     UniqueFd fd(::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | kOpenWithoutWaiting));
-    if (fd.get() < 0)
-      return make_error(ErrorCode::SystemCall, path, errno_text(writable ? "cannot open for writing" : "cannot open"));
+    if (fd.get() < 0) return system_error(path, writable ? "cannot open for writing" : "cannot open");
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
       return make_error(ErrorCode::NotRegularFile, path, "not a regular file");
@@ -148,7 +143,7 @@ uint64_t written_end(const EditPlan& plan, uint64_t old_size) {
 Status cut_to_new_size(IntoFileState& s) {
   if (s.stopped) return {};
   if (!truncate_to(s.fd.get(), s.plan.new_size))
-    return make_error(ErrorCode::SystemCall, s.path, errno_text("cannot cut off bytes past the edited file's end"));
+    return system_error(s.path, "cannot cut off bytes past the edited file's end");
   return {};
 }
 

@@ -88,7 +88,7 @@ class TemporaryCopy {
   Status rename_over_dest() {
     if (named_.empty()) RUNPATCH_CHECK(link_unnamed());
     if (::rename(named_.c_str(), dest_.c_str()) != 0)
-      return make_error(ErrorCode::SystemCall, dest_, errno_text("cannot rename the edited copy into place"));
+      return system_error(dest_, "cannot rename the edited copy into place");
     named_.clear();
     return {};
   }
@@ -117,8 +117,7 @@ class TemporaryCopy {
         named_ = name;
         return {};
       }
-      if (errno != EEXIST)
-        return make_error(ErrorCode::SystemCall, dest_, errno_text("cannot link the edited copy as " + name));
+      if (errno != EEXIST) return system_error(dest_, "cannot link the edited copy as " + name);
     }
     return make_error(ErrorCode::SystemCall, dest_, "cannot find a free name for the edited copy");
   }
@@ -134,7 +133,7 @@ Status copy_by_read_write(int in, int out, off_t from, off_t size, const std::st
   for (off_t at = from; at < size;) {
     ssize_t n = ::pread(in, buffer.data(), std::min<off_t>(size - at, off_t(buffer.size())), at);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_error(ErrorCode::SystemCall, src, errno_text("cannot read"), uint64_t(at));
+    if (n < 0) return system_error(src, "cannot read", errno, uint64_t(at));
     if (n == 0) return make_error(ErrorCode::FileChanged, src, "the file shrank while it was copied", uint64_t(at));
     RUNPATCH_CHECK(write_bytes(out, dest, uint64_t(at), {buffer.data(), size_t(n)}, "the copy"));
     at += n;
@@ -154,7 +153,7 @@ Status copy_contents(int in, int out, off_t size, const std::string& src, const 
     if (n > 0) continue;
     if (n == 0 || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)
       return copy_by_read_write(in, out, in_at, size, src, dest);
-    return make_error(ErrorCode::SystemCall, dest, errno_text("cannot copy " + src));
+    return system_error(dest, "cannot copy " + src);
   }
   return {};
 }
@@ -167,15 +166,14 @@ Status copy_xattrs(const std::string& path, int fd, const std::string& dest) {
   if (size < 0 && (errno == ENOTSUP || errno == ENOSYS)) return {};
   std::vector<char> names(size_t(std::max<ssize_t>(size, 0)));
   if (size > 0) size = ::listxattr(path.c_str(), names.data(), names.size());
-  if (size < 0) return make_error(ErrorCode::SystemCall, path, errno_text("cannot list extended attributes"));
+  if (size < 0) return system_error(path, "cannot list extended attributes");
   for (const char* name = names.data(); name < names.data() + size; name += std::strlen(name) + 1) {
     ssize_t length = ::getxattr(path.c_str(), name, nullptr, 0);
     std::vector<char> value(size_t(std::max<ssize_t>(length, 0)));
     if (length > 0) length = ::getxattr(path.c_str(), name, value.data(), value.size());
-    if (length < 0)
-      return make_error(ErrorCode::SystemCall, path, errno_text(std::string("cannot read extended attribute ") + name));
+    if (length < 0) return system_error(path, std::string("cannot read extended attribute ") + name);
     if (::fsetxattr(fd, name, value.data(), size_t(length), 0) != 0 && errno != ENOTSUP)
-      return make_error(ErrorCode::SystemCall, dest, errno_text(std::string("cannot keep extended attribute ") + name));
+      return system_error(dest, std::string("cannot keep extended attribute ") + name);
   }
   return {};
 }
@@ -185,11 +183,9 @@ Status copy_xattrs(const std::string& path, int fd, const std::string& dest) {
 // the attributes come after it.
 Status keep_attributes(int fd, const std::string& dest, const struct stat& st) {
   if (::fchown(fd, st.st_uid, st.st_gid) != 0)
-    return make_error(ErrorCode::SystemCall, dest,
-                      errno_text("cannot give the edited copy the file's owner (uid " + std::to_string(st.st_uid) +
-                                 ", gid " + std::to_string(st.st_gid) + ")"));
-  if (::fchmod(fd, st.st_mode & 07777) != 0)
-    return make_error(ErrorCode::SystemCall, dest, errno_text("cannot set the mode"));
+    return system_error(dest, "cannot give the edited copy the file's owner (uid " + std::to_string(st.st_uid) +
+                                  ", gid " + std::to_string(st.st_gid) + ")");
+  if (::fchmod(fd, st.st_mode & 07777) != 0) return system_error(dest, "cannot set the mode");
   return copy_xattrs(dest, fd, dest);
 }
 
@@ -200,8 +196,7 @@ Status write_through(int in, off_t size, const std::string& source, const std::s
   for (off_t at = 0; at < size;) {
     ssize_t n = ::pread(in, image.data() + at, size_t(size - at), at);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return make_error(ErrorCode::SystemCall, source, errno_text("cannot read", n < 0 ? errno : EIO), uint64_t(at));
+    if (n <= 0) return system_error(source, "cannot read", n < 0 ? errno : EIO, uint64_t(at));
     at += n;
   }
   for (const auto& w : plan.writes) {
@@ -210,12 +205,11 @@ Status write_through(int in, off_t size, const std::string& source, const std::s
   }
   if (plan.reclaimed_from) image.resize(plan.new_size);
   UniqueFd out(::open(dest.c_str(), O_WRONLY | O_CLOEXEC));
-  if (out.get() < 0) return make_error(ErrorCode::SystemCall, dest, errno_text("cannot open for writing"));
+  if (out.get() < 0) return system_error(dest, "cannot open for writing");
   for (size_t done = 0; done < image.size();) {
     ssize_t n = ::write(out.get(), image.data() + done, image.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      return make_error(ErrorCode::SystemCall, dest, errno_text("cannot write", n < 0 ? errno : ENOSPC), done);
+    if (n <= 0) return system_error(dest, "cannot write", n < 0 ? errno : ENOSPC, done);
     done += size_t(n);
   }
   return {};
@@ -238,7 +232,7 @@ bool copy_can_be_created(const std::string& path) {
 
 Status check_may_write(const std::string& path) {
   if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) == 0 || errno == ETXTBSY) return {};
-  return make_error(ErrorCode::SystemCall, path, errno_text("cannot open for writing"));
+  return system_error(path, "cannot open for writing");
 }
 
 namespace {
@@ -262,12 +256,11 @@ Status build_copy(ReplacementState& s) {
   for (const auto& w : s.plan.writes) RUNPATCH_CHECK(write_bytes(out, s.dest, w.offset, w.bytes, w.description()));
   // The new segment was written over an earlier one (or an interrupted tail) and ends before the old end.
   if (s.plan.reclaimed_from && ::ftruncate(out, static_cast<off_t>(s.plan.new_size)) != 0)
-    return make_error(ErrorCode::SystemCall, s.dest, errno_text("cannot cut the edited copy to its size"));
+    return system_error(s.dest, "cannot cut the edited copy to its size");
   s.plan = EditPlan();
   // After the last write: the kernel drops file capabilities and set-ID bits on every write.
   if (s.replaced) return keep_attributes(out, s.dest, *s.replaced);
-  if (::fchmod(out, s.source_mode & 07777) != 0)
-    return make_error(ErrorCode::SystemCall, s.dest, errno_text("cannot set the mode"));
+  if (::fchmod(out, s.source_mode & 07777) != 0) return system_error(s.dest, "cannot set the mode");
   return {};
 }
 
@@ -296,9 +289,9 @@ Expected<PendingCommit> commit_by_copy(const std::string& source, const std::str
     if (!ec) s->dest = target.string();
   }
   s->in = UniqueFd(::open(source.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting));
-  if (s->in.get() < 0) return make_error(ErrorCode::SystemCall, source, errno_text("cannot open"));
+  if (s->in.get() < 0) return system_error(source, "cannot open");
   struct stat src {};
-  if (::fstat(s->in.get(), &src) != 0) return make_error(ErrorCode::SystemCall, source, errno_text("cannot stat"));
+  if (::fstat(s->in.get(), &src) != 0) return system_error(source, "cannot stat");
   s->size = src.st_size;
   s->source_mode = src.st_mode;
   s->plan = std::move(plan);

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,9 @@ Expected<uint64_t> regular_file_size(int fd, const std::string& path);
 
 // "ACTION: what went wrong" for a failed system call, from err (default: errno).
 std::string errno_text(std::string_view action, int err = errno);
+
+// A failed system call on file as an error (ErrorCode::SystemCall, errno_text's words).
+Error system_error(std::string file, std::string_view action, int err = errno,
+                   std::optional<uint64_t> offset = std::nullopt);
 
 }  // namespace runpatch

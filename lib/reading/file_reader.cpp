@@ -22,7 +22,7 @@ constexpr int kWindowsLookedAt = 4;
 Expected<FileReader> FileReader::open(const std::filesystem::path& path) {
   std::string name = path.string();
   int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting);
-  if (fd < 0) return make_error(ErrorCode::SystemCall, name, errno_text("cannot open"));
+  if (fd < 0) return system_error(name, "cannot open");
   return adopt(fd, std::move(name));
 }
 

@@ -22,7 +22,7 @@ struct FdCloser {
 Expected<MappedFile> MappedFile::open(const std::filesystem::path& path) {
   std::string name = path.string();
   FdCloser fd{::open(name.c_str(), O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting)};
-  if (fd.fd < 0) return make_error(ErrorCode::SystemCall, name, errno_text("cannot open"));
+  if (fd.fd < 0) return system_error(name, "cannot open");
   return map(fd.fd, std::move(name));  // the mapping outlives the descriptor
 }
 
@@ -30,7 +30,7 @@ Expected<MappedFile> MappedFile::map(int fd, std::string path) {
   RUNPATCH_TRY(uint64_t size, regular_file_size(fd, path));
   // Shared, so that it shows the file as it is, also after an editor's writes.
   void* data = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, fd, 0);
-  if (data == MAP_FAILED) return make_error(ErrorCode::SystemCall, path, errno_text("cannot map"));
+  if (data == MAP_FAILED) return system_error(path, "cannot map");
   return MappedFile(std::move(path), static_cast<const uint8_t*>(data), size);
 }
 

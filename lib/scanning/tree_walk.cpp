@@ -65,7 +65,7 @@ class Walker {
   void add_root(const fs::path& root, std::vector<DirJob>& dirs) {
     struct stat st {};
     if (::stat(root.c_str(), &st) != 0) {
-      listing_.problems.push_back(make_error(ErrorCode::SystemCall, root.string(), errno_text("cannot scan")));
+      listing_.problems.push_back(system_error(root.string(), "cannot scan"));
       return;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -131,7 +131,7 @@ class Walker {
     int nofollow = !follow_ && !job.root ? O_NOFOLLOW : 0;
     int dirfd = ::open(job.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | nofollow);
     if (dirfd < 0) {
-      problems.push_back(make_error(ErrorCode::SystemCall, job.path, errno_text("cannot read directory")));
+      problems.push_back(system_error(job.path, "cannot read directory"));
       return;
     }
     struct stat dir_st {};

@@ -16,6 +16,7 @@
 #include "runpatch/editing/header_edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
@@ -78,7 +79,7 @@ std::vector<Scenario> load_scenarios() {
 // patchelf's --version line, as each run under --extra-args prints it.
 const std::string& patchelf_version() {
   static const std::string line = [] {
-    fs::path patchelf = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
+    fs::path patchelf = test::runpatch_patchelf_path();
     std::string out = test::run_command({patchelf.string(), "--version"}).output;
     return out.substr(0, out.find('\n'));
   }();

@@ -17,6 +17,7 @@
 #include "runpatch/reporting/check_report.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
@@ -372,10 +373,7 @@ TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
 }
 
 TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
-  auto cli = [](std::vector<std::string> args) {
-    args.insert(args.begin(), RUNPATCH_CLI);
-    return test::run_command(args, true);
-  };
+  using test::cli;
   fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);
   auto r = cli({"check", "--ignore-environment", (root_ / "pkg").string(), "--junit", (root_ / "j.xml").string(),
                 "--sarif", (root_ / "s.sarif").string()});
@@ -557,7 +555,7 @@ void Check::jetpack_range_cases(const fs::path& fixtures, const fs::path& root) 
   fs::create_directories(root);
   fs::copy(fixtures / "cuda-pkg", root / "pkg", fs::copy_options::recursive);
   fs::path cudart13 = root / "pkg/lib/libcudart.so.13";
-  const std::string patchelf = (fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf").string();
+  const std::string patchelf = test::runpatch_patchelf_path();
   // A CUDA 12 runtime (SONAME libcudart.so.12) in `dir` under `file_name`, and a program using it from there.
   auto cuda12 = [&](const fs::path& dir, const std::string& file_name) {
     fs::create_directories(dir);

@@ -11,6 +11,7 @@
 #include "process.hpp"
 #include "runpatch/reading/elf_info.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
@@ -78,10 +79,9 @@ TEST(MalformedCorpus, CliGivesOneErrorExitOneAndLeavesTheFileAlone) {
         {"driver", "-q", file.string()},  // -q: the error alone, no summary
     };
     if (!readable) commands.push_back({"print", file.string()});
-    for (auto args : commands) {
+    for (const auto& args : commands) {
       SCOPED_TRACE(c.name + ": runpatch " + args[0] + " " + args[1]);
-      args.insert(args.begin(), RUNPATCH_CLI);
-      auto r = test::run_command(args, true);
+      auto r = test::cli(args);
       auto after = test::read_file(file);
       if (readable && r.exit_code == 0) {
         // A file the reader accepts may be editable; then the result must read back.
@@ -89,7 +89,7 @@ TEST(MalformedCorpus, CliGivesOneErrorExitOneAndLeavesTheFileAlone) {
         test::write_file(file, c.bytes);
         continue;
       }
-      if (args[1] == "driver" && r.exit_code == 0) continue;  // not ELF: the driver hook skips it, as it must
+      if (args[0] == "driver" && r.exit_code == 0) continue;  // not ELF: the driver hook skips it, as it must
       EXPECT_EQ(r.exit_code, 1) << r.output;
       EXPECT_EQ(count_lines_with(r.output, "runpatch: "), 1u) << r.output;
       EXPECT_NE(r.output.find(file.string()), std::string::npos) << r.output;

@@ -9,6 +9,7 @@
 #include "readelf_oracle.hpp"
 #include "runpatch/reading/elf_info.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 #include <fstream>
 
@@ -18,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::run_command;
 
-const std::string kOurs = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
+const std::string kOurs = test::runpatch_patchelf_path();
 
 class PatchelfCompat : public ::testing::Test {
  protected:

@@ -34,7 +34,7 @@ using test::host;
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
 
-const std::string kPatchelfCompat = (fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf").string();
+const std::string kPatchelfCompat = test::runpatch_patchelf_path();
 constexpr uid_t kNobody = 65534;
 constexpr gid_t kNogroup = 65534;
 

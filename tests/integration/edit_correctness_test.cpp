@@ -16,6 +16,7 @@
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 using test::FixtureArch;
 using test::run_command;
 
-const std::string kPatchelfCli = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
+const std::string kPatchelfCli = test::runpatch_patchelf_path();
 
 class EditCorrectness : public ::testing::TestWithParam<FixtureArch> {
  protected:

@@ -8,9 +8,12 @@
 #include "runpatch/policy/policy.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
+
+using test::runpath;
 
 namespace fs = std::filesystem;
 
@@ -45,7 +48,6 @@ class PolicyPackage : public ::testing::TestWithParam<test::FixtureArch> {
     ASSERT_EQ(run.failed, 0u);
     ASSERT_TRUE(run.problems.empty());
   }
-  static std::string runpath(const fs::path& file) { return effective_runpath(*read_elf_info(file)); }
 };
 
 TEST_P(PolicyPackage, CompatAheadOfDriverInBothOrdersAndIdempotent) {

@@ -28,7 +28,7 @@ using test::host;
 namespace fs = std::filesystem;
 using test::FixtureArch;
 
-const std::string kPatchelf = (fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf").string();
+const std::string kPatchelf = test::runpatch_patchelf_path();
 
 // Every 7th of prog-manyexports' 1500 exports, plus greet: many renamed symbols change bucket.
 std::vector<std::pair<std::string, std::string>> many_renames() {

@@ -14,6 +14,7 @@
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/resolving/resolution_cache.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
@@ -280,7 +281,7 @@ TEST(LdcacheCli, PatchelfFrontEndWritesTheSameNote) {
   auto ours =
       test::run_command({RUNPATCH_CLI, "set", "--runpath", runpath, "--ldcache", (dir / "ours").string()}, true);
   ASSERT_EQ(ours.exit_code, 0) << ours.output;
-  std::string front_end = fs::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf";
+  std::string front_end = test::runpatch_patchelf_path();
   auto front = test::run_command({front_end, "--set-rpath", runpath, (dir / "front").string()}, true);
   ASSERT_EQ(front.exit_code, 0) << front.output;
   front = test::run_command({front_end, "--build-resolution-cache", (dir / "front").string()}, true);
@@ -342,8 +343,7 @@ TEST(LdcacheCli, PolicyCommandsWriteAndLaterOnesRefresh) {
   fs::path dir = test::scratch_dir("ldcache-cli/policy");
   fs::copy(pkg, dir, fs::copy_options::recursive);
   auto cli = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), RUNPATCH_CLI);
-    auto r = test::run_command(args, true);
+    auto r = test::cli(std::move(args));
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return r;
   };

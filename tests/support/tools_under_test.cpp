@@ -7,8 +7,6 @@
 
 namespace runpatch::test {
 
-std::string runpatch_path() { return RUNPATCH_CLI; }
-
 std::string runpatch_patchelf_path() {
   return (std::filesystem::path(RUNPATCH_CLI).parent_path() / "runpatch-patchelf").string();
 }

@@ -14,8 +14,7 @@ namespace runpatch::test {
 // The x86-64 loader, for tests of host files (they skip elsewhere).
 inline constexpr const char* kHostLoader = "/lib64/ld-linux-x86-64.so.2";
 
-// The `runpatch` binary under test, and `runpatch-patchelf` beside it.
-std::string runpatch_path();
+// The `runpatch-patchelf` binary under test, beside `runpatch` (RUNPATCH_CLI).
 std::string runpatch_patchelf_path();
 
 // Runs `runpatch ARGS...`; stderr joins stdout unless merge_stderr is false.
