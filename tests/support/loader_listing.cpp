@@ -2,6 +2,9 @@
 
 #include <sstream>
 
+#include "process.hpp"
+#include "tools_under_test.hpp"
+
 namespace runpatch::test {
 
 LoaderListing parse_loader_listing(const std::string& output, const std::string& loader) {
@@ -68,6 +71,23 @@ std::string listing_differences(const std::string& file, const LoaderListing& mi
   for (const auto& name : mine.missing)
     if (!theirs.missing.count(name)) out += " " + name + " missing for runpatch only";
   return out + "\n";
+}
+
+std::optional<std::vector<std::string>> loader_runpath_search(const std::filesystem::path& file) {
+  auto traced = run_command({"env", "LD_DEBUG=libs", kHostLoader, "--list", file.string()}, true);
+  const std::string label = "(RUNPATH from file " + file.string() + ")";
+  std::istringstream lines(traced.output);
+  for (std::string line; std::getline(lines, line);) {
+    auto path_at = line.find("search path=");
+    if (path_at == std::string::npos || line.find(label) == std::string::npos) continue;
+    path_at += std::string("search path=").size();
+    std::string paths = line.substr(path_at, line.find('\t', path_at) - path_at);
+    std::vector<std::string> dirs;
+    std::istringstream entries(paths);
+    for (std::string dir; std::getline(entries, dir, ':');) dirs.push_back(dir);
+    return dirs;
+  }
+  return std::nullopt;
 }
 
 }  // namespace runpatch::test

@@ -2,9 +2,12 @@
 // tree, so the two can be compared name by name.
 #pragma once
 
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "runpatch/resolving/resolve.hpp"
 
@@ -25,5 +28,11 @@ LoaderListing listing_of(const DependencyTree& tree, const std::string& loader);
 
 // "" when equal; otherwise each difference, on one line starting with file.
 std::string listing_differences(const std::string& file, const LoaderListing& mine, const LoaderListing& theirs);
+
+// The directories the host loader (kHostLoader) searched for `file`'s
+// libraries by its DT_RUNPATH, as LD_DEBUG=libs shows them under `ld.so
+// --list` (glibc adds hwcaps and tls subdirectories to each entry); nullopt
+// when it searched no DT_RUNPATH of the file (or did not load it).
+std::optional<std::vector<std::string>> loader_runpath_search(const std::filesystem::path& file);
 
 }  // namespace runpatch::test

@@ -66,16 +66,23 @@ std::vector<uint8_t> read_file(const std::filesystem::path& path);
 // Stores v at offset with the given width and byte order.
 void poke(std::vector<uint8_t>& bytes, uint64_t offset, int width, bool big_endian, uint64_t v);
 
+// Reads the value of the given width and byte order at offset.
+uint64_t peek(const std::vector<uint8_t>& bytes, uint64_t offset, int width, bool big_endian);
+
 // A field of the ELF header, a program header or a section header: its
 // offset in the header and its width, in each class (the gABI's tables).
 struct HeaderField {
   int offset64, offset32, width64, width32;
 };
 using PhdrField = HeaderField;
-inline constexpr HeaderField kEhdrPhoff{32, 28, 8, 4}, kEhdrPhnum{56, 44, 2, 2};
-inline constexpr HeaderField kPhdrType{0, 0, 4, 4}, kPhdrVaddr{16, 8, 8, 4}, kPhdrFilesz{32, 16, 8, 4},
-    kPhdrMemsz{40, 20, 8, 4}, kPhdrAlign{48, 28, 8, 4};
+inline constexpr HeaderField kEhdrPhoff{32, 28, 8, 4}, kEhdrPhentsize{54, 42, 2, 2}, kEhdrPhnum{56, 44, 2, 2};
+inline constexpr HeaderField kPhdrType{0, 0, 4, 4}, kPhdrOffset{8, 4, 8, 4}, kPhdrVaddr{16, 8, 8, 4},
+    kPhdrFilesz{32, 16, 8, 4}, kPhdrMemsz{40, 20, 8, 4}, kPhdrAlign{48, 28, 8, 4};
 inline constexpr HeaderField kShdrInfo{44, 28, 4, 4};
+
+// Reads `field` of the ELF header, or of the program header at `header`.
+uint64_t get_ehdr(const std::vector<uint8_t>& bytes, const ElfFlavour& flavour, HeaderField field);
+uint64_t get_field(const std::vector<uint8_t>& bytes, uint64_t header, const ElfFlavour& flavour, HeaderField field);
 
 // Sets `field` of the ELF header of a built image (its class and byte order).
 void set_ehdr(std::vector<uint8_t>& bytes, const ElfFlavour& flavour, HeaderField field, uint64_t value);

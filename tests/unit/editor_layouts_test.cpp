@@ -1,20 +1,26 @@
 // Every way the editor finds room (docs/editing.md §3), one case each, on
 // files without symbols, on every class and byte order: the edit
 // takes exactly the layout steps the rules name, and the file then says what
-// was asked (read back by the reader and by readelf). The resolution-cache
-// steps resolve nothing: the runpath names a directory no host has, which the
-// note records as searched at run time.
+// was asked (read back by the reader and by readelf), keeps its program
+// header table mapped and described by PT_PHDR, and — x86-64 files on an
+// x86-64 host — is loaded by the real loader, which searches the edited
+// runpath. The resolution-cache steps resolve nothing: the runpath names a
+// directory no host has, which the note records as searched at run time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
+#include "elf_image.hpp"
 #include "fixtures.hpp"
+#include "loader_listing.hpp"
 #include "readelf_oracle.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "runpatch/reading/elf_types.hpp"
 #include "runpatch/reading/loader_paths.hpp"
 #include "synthetic_elf.hpp"
+#include "tools_under_test.hpp"
 
 namespace runpatch {
 namespace {
@@ -29,10 +35,11 @@ struct LayoutCase {
   test::ImageReshape reshape;
   std::function<void(EditRequest&)> ask;
   bool in_place = false;
-  std::vector<LayoutStep> layout;             // exactly these steps, in order
-  std::optional<std::string> runpath_after;   // what the file's runpath then says
-  std::function<void(EditRequest&)> earlier;  // an edit made first (null: none)
-  std::optional<bool> note_after;             // whether the file then has a resolution-cache note
+  std::vector<LayoutStep> layout;                        // exactly these steps, in order
+  std::optional<std::string> runpath_after;              // what the file's runpath then says
+  std::function<void(EditRequest&)> earlier;             // an edit made first (null: none)
+  std::optional<bool> note_after;                        // whether the file then has a resolution-cache note
+  std::function<test::ImageDesc(const Flavour&)> image;  // the file as data, instead of shape and reshape
 };
 
 const std::string kOriginalRunpath =
@@ -56,6 +63,71 @@ void same_length_runpath(EditRequest& r) {
 void library(test::SyntheticSpec& s) {
   s.needed = {"libfoo.so.1"};
   s.runpath = kOriginalRunpath;
+}
+
+// A file as GNU ld and lld lay one out: PT_PHDR first; the headers, then
+// what the shape asks for of the interpreter and a build-id note, then the
+// dynamic strings in a read-only PT_LOAD; the dynamic section in a read-write
+// PT_LOAD a page above; PT_GNU_STACK.
+struct LinkerShape {
+  bool interpreter = false, build_id = false, section_headers = true;
+  std::string runpath = kOriginalRunpath;
+};
+
+test::ImageDesc linker_shaped(const Flavour& f, const LinkerShape& shape) {
+  using namespace elf;
+  const uint64_t word = f.is64 ? 8 : 4;
+  const std::string interpreter = "/lib64/ld-linux-x86-64.so.2";
+  test::ImageDesc d{.flavour = f, .section_headers = shape.section_headers};
+  d.segments.push_back({PT_PHDR, PF_R, word, test::kProgramHeaders});
+  if (shape.interpreter) {
+    d.sections.push_back({.name = ".interp", .flags = SHF_ALLOC, .bytes = {interpreter.begin(), interpreter.end()}});
+    d.sections.back().bytes.push_back(0);
+    d.segments.push_back({PT_INTERP, PF_R, 1, ".interp"});
+  }
+  if (shape.build_id) {
+    auto note = test::note_bytes(f, 3, "GNU", std::vector<uint8_t>(20, 0xab));  // NT_GNU_BUILD_ID
+    d.sections.push_back(
+        {.name = ".note.gnu.build-id", .type = SHT_NOTE, .flags = SHF_ALLOC, .addralign = 4, .bytes = note});
+    d.segments.push_back({PT_NOTE, PF_R, 4, ".note.gnu.build-id"});
+  }
+  d.sections.push_back({.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC});
+  d.sections.push_back(
+      {.name = ".dynamic",
+       .type = SHT_DYNAMIC,
+       .flags = SHF_ALLOC | SHF_WRITE,
+       .addralign = word,
+       .entries = {test::dynamic_string(DT_NEEDED, "libfoo.so.1"), test::dynamic_string(DT_RUNPATH, shape.runpath),
+                   test::dynamic_address(DT_STRTAB, ".dynstr"), test::dynamic_size(DT_STRSZ, ".dynstr"),
+                   test::dynamic_value(DT_NULL, 0)},
+       .link = ".dynstr",
+       .address_delta = 0x1000});
+  d.segments.push_back({PT_LOAD, PF_R, 0x1000, test::kFileStart, ".dynstr"});
+  d.segments.push_back({PT_LOAD, PF_R | PF_W, 0x1000, ".dynamic"});
+  d.segments.push_back({PT_DYNAMIC, PF_R | PF_W, word, ".dynamic"});
+  d.segments.push_back({PT_GNU_STACK, PF_R | PF_W, 16, test::kFileStart, test::kFileStart});
+  return d;
+}
+
+// The cases on files as linkers lay them out (the spec's files have one
+// PT_LOAD and no PT_PHDR): PT_PHDR must follow the table wherever it goes.
+std::vector<LayoutCase> linker_shaped_cases() {
+  auto shaped = [](LinkerShape shape) { return [shape](const Flavour& f) { return linker_shaped(f, shape); }; };
+  LayoutCase evacuated{"evacuated-linker-shaped",         nullptr,     nullptr, long_runpath, false,
+                       {LayoutStep::EvacuatedAfterTable}, kLongRunpath};
+  evacuated.image = shaped({.interpreter = true, .build_id = true});
+  LayoutCase moved{"moved-program-headers-linker-shaped", nullptr,     nullptr, long_runpath, false,
+                   {LayoutStep::MovedProgramHeaders},     kLongRunpath};
+  moved.image = shaped({.section_headers = false, .runpath = "/short"});
+  LayoutCase in_place{"string-over-own-bytes-linker-shaped",
+                      nullptr,
+                      nullptr,
+                      [](EditRequest& r) { r.runpath = set_runpath_update("/short"); },
+                      false,
+                      {LayoutStep::StringOverOwnBytes},
+                      "/short"};
+  in_place.image = shaped({.interpreter = true, .build_id = true});
+  return {evacuated, moved, in_place};
 }
 
 std::vector<LayoutCase> layout_cases() {
@@ -187,14 +259,28 @@ std::vector<LayoutCase> layout_cases() {
   };
 }
 
+// The host loader maps an x86-64 file and searches its edited runpath for
+// libfoo.so.1: each entry is a directory of its search.
+void expect_loader_searches(const fs::path& file, const Flavour& f, const std::optional<std::string>& runpath) {
+  static const bool host_loads = fs::exists(test::kHostLoader);
+  if (!host_loads || !f.is64 || f.big || !runpath) return;
+  auto searched = test::loader_runpath_search(file);
+  ASSERT_TRUE(searched) << "the loader searched no runpath of " << file;
+  for (const auto& entry : split_runpath(*runpath))
+    EXPECT_NE(std::find(searched->begin(), searched->end(), entry), searched->end()) << entry;
+}
+
 class EditorLayouts : public ::testing::TestWithParam<Flavour> {};
 
 TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
   const Flavour f = GetParam();
-  for (const auto& c : layout_cases()) {
+  auto cases = layout_cases();
+  for (auto& c : linker_shaped_cases()) cases.push_back(std::move(c));
+  for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    fs::path file =
-        test::write_synthetic_case("editor_layouts/" + c.name + test::flavour_name(f), f, c.shape, c.reshape).path;
+    const std::string scratch = "editor_layouts/" + c.name + test::flavour_name(f);
+    fs::path file = c.image ? test::write_image_case(scratch, c.image(f)).path
+                            : test::write_synthetic_case(scratch, f, c.shape, c.reshape).path;
     EditRequest request;
     c.ask(request);
     // Notes resolve against an empty tree: every runpath entry is searched at run time.
@@ -227,6 +313,8 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
       EXPECT_EQ(info->identity.osabi, *request.headers.osabi);
     }
     EXPECT_EQ(info->needed, std::vector<std::string>{"libfoo.so.1"});
+    EXPECT_EQ(test::program_header_table_defects(test::read_file(file), f), "");
+    expect_loader_searches(file, f, c.runpath_after);
     if (c.note_after) {
       EXPECT_EQ(info->resolution_cache.has_value(), *c.note_after);
     }
@@ -238,6 +326,26 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
       EXPECT_EQ(info->resolution_cache->entries, ResolutionCache{expected});
     }
   }
+}
+
+// The checks above can fail: a PT_PHDR left behind is seen, and the loader's
+// search is the runpath the file has.
+TEST(EditorLayoutChecks, SeeAStaleProgramHeaderEntryAndTheLoadersSearch) {
+  for (const Flavour& f : test::every_elf_flavour()) {
+    SCOPED_TRACE(test::flavour_name(f));
+    test::ImageDesc desc = linker_shaped(f, {});
+    auto image = test::build_elf_image(desc);
+    EXPECT_EQ(test::program_header_table_defects(image.bytes, f), "");
+    test::set_phdr(image.bytes, test::layout_of(image, desc), f, 0, test::kPhdrOffset, image.phoff + 8);
+    EXPECT_EQ(test::program_header_table_defects(image.bytes, f), "PT_PHDR does not describe the program header table");
+  }
+  if (!fs::exists(test::kHostLoader)) GTEST_SKIP() << "no x86-64 loader here";
+  auto file = test::write_image_case("editor_layouts/checks", linker_shaped({true, false}, {.runpath = "/one:/two"}));
+  auto searched = test::loader_runpath_search(file.path);
+  ASSERT_TRUE(searched);
+  EXPECT_EQ(std::count(searched->begin(), searched->end(), "/one"), 1);
+  EXPECT_EQ(std::count(searched->begin(), searched->end(), "/two"), 1);
+  EXPECT_EQ(std::count(searched->begin(), searched->end(), "/three"), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTargets, EditorLayouts, ::testing::ValuesIn(test::every_elf_flavour()),
