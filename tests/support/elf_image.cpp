@@ -64,6 +64,7 @@ std::vector<uint8_t> string_table(const SectionDesc& table, const ImageDesc& des
     if (section.link != table.name) continue;
     for (const auto& entry : section.entries)
       if (!entry.string.empty()) add(entry.string);
+    for (const auto& symbol : section.symbols) add(symbol.name);
   }
   return {out.begin(), out.end()};
 }
@@ -74,6 +75,33 @@ std::vector<uint8_t> section_names(const ImageDesc& desc, std::map<std::string, 
   names.strings.push_back(".shstrtab");
   ImageDesc none;
   return string_table(names, none, offsets);
+}
+
+// The SysV ELF hash (the gABI's elf_hash).
+uint32_t sysv_hash(const std::string& name) {
+  uint32_t h = 0;
+  for (unsigned char c : name) {
+    h = (h << 4) + c;
+    uint32_t g = h & 0xf0000000u;
+    if (g) h ^= g >> 24;
+    h &= ~g;
+  }
+  return h;
+}
+
+// A DT_HASH table over `symbols` (after the null one): one bucket per two
+// symbols, each chain newest first, as linkers build it.
+std::vector<uint8_t> sysv_hash_table(const ElfFlavour& f, const std::vector<SymbolDesc>& symbols) {
+  const uint64_t count = symbols.size() + 1, buckets = count / 2 + 1;
+  std::vector<uint8_t> out((2 + buckets + count) * 4, 0);
+  poke(out, 0, 4, f.big, buckets);
+  poke(out, 4, 4, f.big, count);
+  for (uint64_t i = 1; i < count; ++i) {
+    uint64_t bucket_at = (2 + sysv_hash(symbols[i - 1].name) % buckets) * 4;
+    poke(out, (2 + buckets + i) * 4, 4, f.big, peek(out, bucket_at, 4, f.big));
+    poke(out, bucket_at, 4, f.big, i);
+  }
+  return out;
 }
 
 template <class E>
@@ -124,7 +152,15 @@ class ImageBuilder {
   std::vector<uint8_t> contents_of(const SectionDesc& section) {
     if (section.type == SHT_STRTAB) return string_table(section, desc_, image_.string_offsets[section.name]);
     if (section.type == SHT_DYNAMIC) return std::vector<uint8_t>(section.entries.size() * sizeof(Dyn<E>), 0);
+    if (section.type == SHT_DYNSYM) return std::vector<uint8_t>((section.symbols.size() + 1) * sizeof(Sym<E>), 0);
+    if (section.type == SHT_HASH) return sysv_hash_table(desc_.flavour, symbols_of(section.link));
     return section.bytes;
+  }
+
+  const std::vector<SymbolDesc>& symbols_of(const std::string& name) const {
+    for (const auto& section : desc_.sections)
+      if (section.name == name) return section.symbols;
+    throw std::invalid_argument("no symbol table named " + name);
   }
 
   const PlacedSection& placed(const std::string& name) const {
@@ -189,6 +225,21 @@ class ImageBuilder {
     const auto& bytes = contents_.at(section.name);
     std::copy(bytes.begin(), bytes.end(), image_.bytes.begin() + int64_t(placed(section.name).offset));
     if (section.type == SHT_DYNAMIC) write_dynamic_entries(section);
+    if (section.type == SHT_DYNSYM) write_symbols(section);
+  }
+
+  void write_symbols(const SectionDesc& section) {
+    auto* sym = reinterpret_cast<Sym<E>*>(image_.bytes.data() + placed(section.name).offset);
+    for (size_t k = 0; k < section.symbols.size(); ++k) {
+      const SymbolDesc& symbol = section.symbols[k];
+      auto& s = sym[k + 1];
+      s.st_name = static_cast<uint32_t>(image_.string_offsets.at(section.link).at(symbol.name));
+      s.st_value = symbol.value;
+      s.st_size = symbol.size;
+      s.st_info = symbol.info;
+      s.st_other = symbol.other;
+      s.st_shndx = symbol.shndx;
+    }
   }
 
   void write_dynamic_entries(const SectionDesc& section) {
@@ -217,10 +268,17 @@ class ImageBuilder {
       h.sh_size = place.size;
       h.sh_link = section.link.empty() ? 0 : static_cast<uint32_t>(placed(section.link).index);
       h.sh_addralign = section.addralign;
-      h.sh_entsize = section.type == SHT_DYNAMIC ? sizeof(Dyn<E>) : 0;
+      h.sh_entsize = entry_size(section.type);
+      if (section.type == SHT_DYNSYM) h.sh_info = 1;  // the first global symbol
     };
     for (const auto& section : desc_.sections) header(section);
     header(names_section());
+  }
+
+  static uint64_t entry_size(uint32_t type) {
+    if (type == SHT_DYNAMIC) return sizeof(Dyn<E>);
+    if (type == SHT_DYNSYM) return sizeof(Sym<E>);
+    return type == SHT_HASH ? 4 : 0;
   }
 
   const ImageDesc& desc_;

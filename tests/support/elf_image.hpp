@@ -27,6 +27,15 @@ DynamicEntry dynamic_string(uint64_t tag, const std::string& string);
 DynamicEntry dynamic_address(uint64_t tag, const std::string& section);
 DynamicEntry dynamic_size(uint64_t tag, const std::string& section);
 
+// A dynamic symbol; its name goes into the symbol table's linked string table.
+struct SymbolDesc {
+  std::string name;
+  uint64_t value = 0, size = 0;
+  uint8_t info = 0x12;  // STB_GLOBAL, STT_FUNC
+  uint8_t other = 0;
+  uint16_t shndx = 0;
+};
+
 struct SectionDesc {
   std::string name;
   uint32_t type = 1;  // SHT_PROGBITS
@@ -35,7 +44,8 @@ struct SectionDesc {
   std::vector<uint8_t> bytes;         // the contents; for a string table, the strings after these:
   std::vector<std::string> strings;   // SHT_STRTAB: after the empty string (referenced ones are added)
   std::vector<DynamicEntry> entries;  // SHT_DYNAMIC: the entries, in order
-  std::string link;                   // sh_link, by section name
+  std::vector<SymbolDesc> symbols;    // SHT_DYNSYM: the symbols after the null one
+  std::string link;                   // sh_link, by section name (SHT_HASH: its symbol table)
   uint64_t address_delta = 0;         // sh_addr - (base address + offset): a later page, as linkers lay out data
 };
 

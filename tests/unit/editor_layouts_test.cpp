@@ -40,6 +40,8 @@ struct LayoutCase {
   std::function<void(EditRequest&)> earlier;             // an edit made first (null: none)
   std::optional<bool> note_after;                        // whether the file then has a resolution-cache note
   std::function<test::ImageDesc(const Flavour&)> image;  // the file as data, instead of shape and reshape
+  bool binds_greet = false;  // the file defines `greet`: the loader must find it through the edited file's tables
+  bool hard_linked = false;  // the file has a second name
 };
 
 const std::string kOriginalRunpath =
@@ -71,8 +73,25 @@ void library(test::SyntheticSpec& s) {
 // PT_LOAD a page above; PT_GNU_STACK.
 struct LinkerShape {
   bool interpreter = false, build_id = false, section_headers = true;
+  bool symbols = false;  // .hash and .dynsym (defining `greet`) after the note, before the strings
   std::string runpath = kOriginalRunpath;
 };
+
+// The symbol tables the loader finds through DT_HASH and DT_SYMTAB, and those entries.
+void add_symbol_tables(const Flavour& f, test::ImageDesc& d, std::vector<test::DynamicEntry>& entries) {
+  using namespace elf;
+  const uint64_t word = f.is64 ? 8 : 4;
+  d.sections.push_back({.name = ".hash", .type = SHT_HASH, .flags = SHF_ALLOC, .addralign = 4, .link = ".dynsym"});
+  d.sections.push_back({.name = ".dynsym",
+                        .type = SHT_DYNSYM,
+                        .flags = SHF_ALLOC,
+                        .addralign = word,
+                        .symbols = {{.name = "greet", .value = 0x1234, .size = 8, .shndx = 0xfff1}},  // SHN_ABS
+                        .link = ".dynstr"});
+  entries.push_back(test::dynamic_address(DT_HASH, ".hash"));
+  entries.push_back(test::dynamic_address(DT_SYMTAB, ".dynsym"));
+  entries.push_back(test::dynamic_value(DT_SYMENT, f.is64 ? 24 : 16));
+}
 
 test::ImageDesc linker_shaped(const Flavour& f, const LinkerShape& shape) {
   using namespace elf;
@@ -91,17 +110,20 @@ test::ImageDesc linker_shaped(const Flavour& f, const LinkerShape& shape) {
         {.name = ".note.gnu.build-id", .type = SHT_NOTE, .flags = SHF_ALLOC, .addralign = 4, .bytes = note});
     d.segments.push_back({PT_NOTE, PF_R, 4, ".note.gnu.build-id"});
   }
+  std::vector<test::DynamicEntry> entries = {test::dynamic_string(DT_NEEDED, "libfoo.so.1"),
+                                             test::dynamic_string(DT_RUNPATH, shape.runpath)};
+  if (shape.symbols) add_symbol_tables(f, d, entries);
+  entries.push_back(test::dynamic_address(DT_STRTAB, ".dynstr"));
+  entries.push_back(test::dynamic_size(DT_STRSZ, ".dynstr"));
+  entries.push_back(test::dynamic_value(DT_NULL, 0));
   d.sections.push_back({.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC});
-  d.sections.push_back(
-      {.name = ".dynamic",
-       .type = SHT_DYNAMIC,
-       .flags = SHF_ALLOC | SHF_WRITE,
-       .addralign = word,
-       .entries = {test::dynamic_string(DT_NEEDED, "libfoo.so.1"), test::dynamic_string(DT_RUNPATH, shape.runpath),
-                   test::dynamic_address(DT_STRTAB, ".dynstr"), test::dynamic_size(DT_STRSZ, ".dynstr"),
-                   test::dynamic_value(DT_NULL, 0)},
-       .link = ".dynstr",
-       .address_delta = 0x1000});
+  d.sections.push_back({.name = ".dynamic",
+                        .type = SHT_DYNAMIC,
+                        .flags = SHF_ALLOC | SHF_WRITE,
+                        .addralign = word,
+                        .entries = entries,
+                        .link = ".dynstr",
+                        .address_delta = 0x1000});
   d.segments.push_back({PT_LOAD, PF_R, 0x1000, test::kFileStart, ".dynstr"});
   d.segments.push_back({PT_LOAD, PF_R | PF_W, 0x1000, ".dynamic"});
   d.segments.push_back({PT_DYNAMIC, PF_R | PF_W, word, ".dynamic"});
@@ -127,7 +149,22 @@ std::vector<LayoutCase> linker_shaped_cases() {
                       {LayoutStep::StringOverOwnBytes},
                       "/short"};
   in_place.image = shaped({.interpreter = true, .build_id = true});
-  return {evacuated, moved, in_place};
+  // Rule 4 in a copy: the symbol tables after the table move
+  // (DT_HASH and DT_SYMTAB point at their copies); the loader binds `greet`.
+  LayoutCase tables_moved{"evacuated-symbol-tables",         nullptr,     nullptr, long_runpath, false,
+                          {LayoutStep::EvacuatedAfterTable}, kLongRunpath};
+  tables_moved.image = shaped({.symbols = true});
+  tables_moved.binds_greet = true;
+  // A file with a second hard link is written where it is (both names must
+  // see the edit), and there the tables stay where a process that has it
+  // mapped reads them: the table moves (rule 5). (--in-place alone takes the
+  // copy for such a file: the table then stays where strip needs it.)
+  LayoutCase tables_stay{"symbol-tables-stay-when-hard-linked", nullptr,     nullptr, long_runpath, true,
+                         {LayoutStep::MovedProgramHeaders},     kLongRunpath};
+  tables_stay.image = shaped({.symbols = true});
+  tables_stay.binds_greet = true;
+  tables_stay.hard_linked = true;
+  return {evacuated, moved, in_place, tables_moved, tables_stay};
 }
 
 std::vector<LayoutCase> layout_cases() {
@@ -270,6 +307,91 @@ void expect_loader_searches(const fs::path& file, const Flavour& f, const std::o
     EXPECT_NE(std::find(searched->begin(), searched->end(), entry), searched->end()) << entry;
 }
 
+// An x86-64 library beside `provider` that needs it ($ORIGIN) and has one
+// R_X86_64_64 relocation against `symbol` into its .data.
+test::ImageDesc consumer_of(const fs::path& provider, const std::string& symbol) {
+  using namespace elf;
+  test::ImageDesc d{.flavour = {true, false}};
+  d.sections = {
+      {.name = ".hash", .type = SHT_HASH, .flags = SHF_ALLOC, .addralign = 4, .link = ".dynsym"},
+      {.name = ".dynsym",
+       .type = SHT_DYNSYM,
+       .flags = SHF_ALLOC,
+       .addralign = 8,
+       .symbols = {{.name = symbol, .info = 0x10}},  // STB_GLOBAL, undefined
+       .link = ".dynstr"},
+      {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
+      {.name = ".rela.dyn", .type = SHT_RELA, .flags = SHF_ALLOC, .addralign = 8, .bytes = std::vector<uint8_t>(24)},
+      {.name = ".dynamic",
+       .type = SHT_DYNAMIC,
+       .flags = SHF_ALLOC | SHF_WRITE,
+       .addralign = 8,
+       .entries = {test::dynamic_string(DT_NEEDED, provider.filename().string()),
+                   test::dynamic_string(DT_RUNPATH, "$ORIGIN"), test::dynamic_address(DT_HASH, ".hash"),
+                   test::dynamic_address(DT_SYMTAB, ".dynsym"), test::dynamic_value(DT_SYMENT, 24),
+                   test::dynamic_address(DT_STRTAB, ".dynstr"), test::dynamic_size(DT_STRSZ, ".dynstr"),
+                   test::dynamic_address(DT_RELA, ".rela.dyn"), test::dynamic_size(DT_RELASZ, ".rela.dyn"),
+                   test::dynamic_value(DT_RELAENT, 24), test::dynamic_value(DT_NULL, 0)},
+       .link = ".dynstr",
+       .address_delta = 0x1000},
+      {.name = ".data",
+       .flags = SHF_ALLOC | SHF_WRITE,
+       .addralign = 8,
+       .bytes = std::vector<uint8_t>(8),
+       .address_delta = 0x1000}};
+  d.segments = {{PT_LOAD, PF_R, 0x1000, test::kFileStart, ".rela.dyn"},
+                {PT_LOAD, PF_R | PF_W, 0x1000, ".dynamic", ".data"},
+                {PT_DYNAMIC, PF_R | PF_W, 8, ".dynamic"}};
+  // The relocation's place is .data's address, known once laid out (the bytes do not move it).
+  uint64_t data = test::build_elf_image(d).section(".data").address;
+  auto& rela = d.sections[3].bytes;
+  test::poke(rela, 0, 8, false, data);
+  test::poke(rela, 8, 8, false, uint64_t(1) << 32 | 1);  // symbol 1, R_X86_64_64
+  return d;
+}
+
+// An x86-64 library of that soname and nothing else (glibc relocates no
+// object without DT_SYMTAB: it holds only the null symbol).
+test::ImageDesc empty_library(const std::string& soname) {
+  using namespace elf;
+  test::ImageDesc d{.flavour = {true, false}};
+  d.sections = {{.name = ".dynsym", .type = SHT_DYNSYM, .flags = SHF_ALLOC, .addralign = 8, .link = ".dynstr"},
+                {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
+                {.name = ".dynamic",
+                 .type = SHT_DYNAMIC,
+                 .flags = SHF_ALLOC | SHF_WRITE,
+                 .addralign = 8,
+                 .entries = {test::dynamic_string(DT_SONAME, soname), test::dynamic_address(DT_SYMTAB, ".dynsym"),
+                             test::dynamic_value(DT_SYMENT, 24), test::dynamic_address(DT_STRTAB, ".dynstr"),
+                             test::dynamic_size(DT_STRSZ, ".dynstr"), test::dynamic_value(DT_NULL, 0)},
+                 .link = ".dynstr"}};
+  d.segments = {{PT_LOAD, PF_R | PF_W, 0x1000, test::kFileStart, test::kFileEnd},
+                {PT_DYNAMIC, PF_R | PF_W, 8, ".dynamic"}};
+  return d;
+}
+
+// What the host loader says when it relocates a consumer of `provider`
+// that needs `symbol` (ldd -r: LD_TRACE_LOADED_OBJECTS, LD_WARN and
+// LD_BIND_NOW; `--list` relocates nothing); the
+// provider's libfoo.so.1 is an empty library found through LD_LIBRARY_PATH.
+std::string binding_report(const fs::path& provider, const std::string& symbol) {
+  fs::path dir = provider.parent_path(), consumer = dir / ("consumer-" + symbol + ".so");
+  test::write_file(consumer, test::build_elf_image(consumer_of(provider, symbol)).bytes);
+  test::write_file(dir / "deps/libfoo.so.1", test::build_elf_image(empty_library("libfoo.so.1")).bytes);
+  return test::run_command({"env", "LD_TRACE_LOADED_OBJECTS=1", "LD_WARN=yes", "LD_BIND_NOW=yes",
+                            "LD_LIBRARY_PATH=" + (dir / "deps").string(), test::kHostLoader, consumer.string()},
+                           true)
+      .output;
+}
+
+// The loader finds `symbol` through the hash and symbol tables of the edited x86-64 file.
+void expect_loader_binds(const fs::path& file, const Flavour& f, const std::string& symbol) {
+  if (!fs::exists(test::kHostLoader) || !f.is64 || f.big) return;
+  std::string report = binding_report(file, symbol);
+  EXPECT_TRUE(test::contains(report, file.string())) << report;
+  EXPECT_FALSE(test::contains(report, "undefined symbol")) << report;
+}
+
 class EditorLayouts : public ::testing::TestWithParam<Flavour> {};
 
 TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
@@ -289,6 +411,7 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
     request.resolution_root = empty_root;
     EditOptions options;
     options.in_place = c.in_place;
+    if (c.hard_linked) fs::create_hard_link(file, file.parent_path() / "second-name.so");
     if (c.earlier) {
       EditRequest first;
       c.earlier(first);
@@ -315,6 +438,7 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
     EXPECT_EQ(info->needed, std::vector<std::string>{"libfoo.so.1"});
     EXPECT_EQ(test::program_header_table_defects(test::read_file(file), f), "");
     expect_loader_searches(file, f, c.runpath_after);
+    if (c.binds_greet) expect_loader_binds(file, f, "greet");
     if (c.note_after) {
       EXPECT_EQ(info->resolution_cache.has_value(), *c.note_after);
     }
@@ -346,6 +470,10 @@ TEST(EditorLayoutChecks, SeeAStaleProgramHeaderEntryAndTheLoadersSearch) {
   EXPECT_EQ(std::count(searched->begin(), searched->end(), "/one"), 1);
   EXPECT_EQ(std::count(searched->begin(), searched->end(), "/two"), 1);
   EXPECT_EQ(std::count(searched->begin(), searched->end(), "/three"), 0);
+  // The binding check sees a symbol the file does not define.
+  auto provider = test::write_image_case("editor_layouts/binds", linker_shaped({true, false}, {.symbols = true}));
+  EXPECT_FALSE(test::contains(binding_report(provider.path, "greet"), "undefined symbol"));
+  EXPECT_TRUE(test::contains(binding_report(provider.path, "absent"), "undefined symbol: absent"));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTargets, EditorLayouts, ::testing::ValuesIn(test::every_elf_flavour()),

@@ -55,7 +55,10 @@ TEST_P(Relocations, EachEntryOnceWithItsFields) {
   std::vector<Relocation> all = dynamic;
   all.insert(all.end(), plt.begin(), plt.end());
   test::ImageDesc desc{.flavour = f};
-  desc.sections = {{.name = ".rela.dyn", .type = rela ? 4u : 9u, .addralign = 8, .bytes = relocation_bytes(f, rela, all)}};
+  desc.sections = {{.name = ".rela.dyn",
+                    .type = rela ? elf::SHT_RELA : elf::SHT_REL,
+                    .addralign = 8,
+                    .bytes = relocation_bytes(f, rela, all)}};
   desc.segments = {{elf::PT_LOAD, elf::PF_R, 0x1000, test::kFileStart, test::kFileEnd}};
   auto image = test::build_elf_image(desc);
   const auto& place = image.section(".rela.dyn");
