@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "editing/symbol_rename.hpp"
 #include "fixtures.hpp"
 #include "runpatch/reading/elf_types.hpp"
 
@@ -77,27 +78,16 @@ std::vector<uint8_t> section_names(const ImageDesc& desc, std::map<std::string, 
   return string_table(names, none, offsets);
 }
 
-// The SysV ELF hash (the gABI's elf_hash).
-uint32_t sysv_hash(const std::string& name) {
-  uint32_t h = 0;
-  for (unsigned char c : name) {
-    h = (h << 4) + c;
-    uint32_t g = h & 0xf0000000u;
-    if (g) h ^= g >> 24;
-    h &= ~g;
-  }
-  return h;
-}
-
 // A DT_HASH table over `symbols` (after the null one): one bucket per two
-// symbols, each chain newest first, as linkers build it.
+// symbols, each chain newest first, as linkers build it. (The library's hash
+// function: the loader, relocating against such a table, checks it too.)
 std::vector<uint8_t> sysv_hash_table(const ElfFlavour& f, const std::vector<SymbolDesc>& symbols) {
   const uint64_t count = symbols.size() + 1, buckets = count / 2 + 1;
   std::vector<uint8_t> out((2 + buckets + count) * 4, 0);
   poke(out, 0, 4, f.big, buckets);
   poke(out, 4, 4, f.big, count);
   for (uint64_t i = 1; i < count; ++i) {
-    uint64_t bucket_at = (2 + sysv_hash(symbols[i - 1].name) % buckets) * 4;
+    uint64_t bucket_at = (2 + sysv_symbol_hash(symbols[i - 1].name) % buckets) * 4;
     poke(out, (2 + buckets + i) * 4, 4, f.big, peek(out, bucket_at, 4, f.big));
     poke(out, bucket_at, 4, f.big, i);
   }
