@@ -36,6 +36,24 @@ std::vector<uint8_t> note_bytes(const ElfFlavour& flavour, uint32_t type, const 
   return out;
 }
 
+ImageDesc library_image(const ElfFlavour& flavour, uint16_t machine, const std::string& soname) {
+  using namespace elf;
+  const uint64_t word = flavour.is64 ? 8 : 4;
+  ImageDesc d{.flavour = flavour, .machine = machine};
+  d.sections = {{.name = ".dynsym", .type = SHT_DYNSYM, .flags = SHF_ALLOC, .addralign = word, .link = ".dynstr"},
+                {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
+                {.name = ".dynamic",
+                 .type = SHT_DYNAMIC,
+                 .flags = SHF_ALLOC | SHF_WRITE,
+                 .addralign = word,
+                 .entries = {dynamic_string(DT_SONAME, soname), dynamic_address(DT_SYMTAB, ".dynsym"),
+                             dynamic_value(DT_SYMENT, flavour.is64 ? 24 : 16), dynamic_address(DT_STRTAB, ".dynstr"),
+                             dynamic_size(DT_STRSZ, ".dynstr"), dynamic_value(DT_NULL, 0)},
+                 .link = ".dynstr"}};
+  d.segments = {{PT_LOAD, PF_R | PF_W, 0x1000, kFileStart, kFileEnd}, {PT_DYNAMIC, PF_R | PF_W, word, ".dynamic"}};
+  return d;
+}
+
 SyntheticFile write_image_case(const std::string& scratch, const ImageDesc& desc) {
   SyntheticFile file{scratch_dir(scratch) / "lib.so", build_elf_image(desc).bytes};
   write_file(file.path, file.bytes);

@@ -89,6 +89,11 @@ struct ElfImage {
   const PlacedSection& section(const std::string& name) const { return sections.at(name); }
 };
 
+// A shared library of that class, byte order, machine and soname with
+// nothing in it: an empty symbol table (glibc relocates no object without
+// DT_SYMTAB) and its strings in one read-write PT_LOAD.
+ImageDesc library_image(const ElfFlavour& flavour, uint16_t machine, const std::string& soname);
+
 // A note's bytes (name and descriptor padded to 4 bytes) in the flavour's byte order.
 std::vector<uint8_t> note_bytes(const ElfFlavour& flavour, uint32_t type, const std::string& name,
                                 const std::vector<uint8_t>& descriptor);

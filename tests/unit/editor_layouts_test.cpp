@@ -350,26 +350,6 @@ test::ImageDesc consumer_of(const fs::path& provider, const std::string& symbol)
   return d;
 }
 
-// An x86-64 library of that soname and nothing else (glibc relocates no
-// object without DT_SYMTAB: it holds only the null symbol).
-test::ImageDesc empty_library(const std::string& soname) {
-  using namespace elf;
-  test::ImageDesc d{.flavour = {true, false}};
-  d.sections = {{.name = ".dynsym", .type = SHT_DYNSYM, .flags = SHF_ALLOC, .addralign = 8, .link = ".dynstr"},
-                {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
-                {.name = ".dynamic",
-                 .type = SHT_DYNAMIC,
-                 .flags = SHF_ALLOC | SHF_WRITE,
-                 .addralign = 8,
-                 .entries = {test::dynamic_string(DT_SONAME, soname), test::dynamic_address(DT_SYMTAB, ".dynsym"),
-                             test::dynamic_value(DT_SYMENT, 24), test::dynamic_address(DT_STRTAB, ".dynstr"),
-                             test::dynamic_size(DT_STRSZ, ".dynstr"), test::dynamic_value(DT_NULL, 0)},
-                 .link = ".dynstr"}};
-  d.segments = {{PT_LOAD, PF_R | PF_W, 0x1000, test::kFileStart, test::kFileEnd},
-                {PT_DYNAMIC, PF_R | PF_W, 8, ".dynamic"}};
-  return d;
-}
-
 // What the host loader says when it relocates a consumer of `provider`
 // that needs `symbol` (ldd -r: LD_TRACE_LOADED_OBJECTS, LD_WARN and
 // LD_BIND_NOW; `--list` relocates nothing); the
@@ -377,7 +357,8 @@ test::ImageDesc empty_library(const std::string& soname) {
 std::string binding_report(const fs::path& provider, const std::string& symbol) {
   fs::path dir = provider.parent_path(), consumer = dir / ("consumer-" + symbol + ".so");
   test::write_file(consumer, test::build_elf_image(consumer_of(provider, symbol)).bytes);
-  test::write_file(dir / "deps/libfoo.so.1", test::build_elf_image(empty_library("libfoo.so.1")).bytes);
+  test::write_file(dir / "deps/libfoo.so.1",
+                   test::build_elf_image(test::library_image({true, false}, elf::EM_X86_64, "libfoo.so.1")).bytes);
   return test::run_command({"env", "LD_TRACE_LOADED_OBJECTS=1", "LD_WARN=yes", "LD_BIND_NOW=yes",
                             "LD_LIBRARY_PATH=" + (dir / "deps").string(), test::kHostLoader, consumer.string()},
                            true)

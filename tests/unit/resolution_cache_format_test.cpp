@@ -4,7 +4,10 @@
 
 #include <fstream>
 
+#include "elf_image.hpp"
 #include "fixtures.hpp"
+#include "runpatch/reading/elf_types.hpp"
+#include "synthetic_elf.hpp"
 #include "runpatch/resolving/resolution_cache.hpp"
 
 namespace runpatch {
@@ -48,36 +51,35 @@ TEST(ResolutionCacheFormat, RejectsMalformedDescriptors) {
   }
 }
 
+// On synthetic libraries: an x86-64 libgreet.so, and an aarch64 one of the
+// same name as the decoy the loader skips.
 class ResolutionCacheBuilder : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = test::scratch_dir(std::string("unit/resolution-cache-builder/") +
                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    for (const auto& arch : test::fixture_arches()) {
-      if (arch.qemu == "-")
-        host_ = arch;
-      else if (!foreign_)
-        foreign_ = arch;
-    }
-    if (!host_) GTEST_SKIP() << "no host fixtures";
-    identity_ = read_elf_info(host_->dir / "lib/libgreet.so")->identity;
+    auto read = read_elf_info(host_library_, "libgreet.so");
+    ASSERT_TRUE(read) << read.error().message();
+    identity_ = read->identity;
   }
-  void put(const std::string& dir, const fs::path& from, const std::string& name = "libgreet.so") {
-    fs::create_directories(root_ / dir.substr(1));
-    fs::copy_file(from, root_ / dir.substr(1) / name);
+  void put(const std::string& dir, const std::vector<uint8_t>& library, const std::string& name = "libgreet.so") {
+    test::write_file(root_ / dir.substr(1) / name, library);
   }
   ResolutionCache build(const std::string& runpath, std::vector<std::string> needed = {"libgreet.so"}) {
     return build_resolution_cache({std::move(needed), runpath, identity_}, root_);
   }
 
+  const std::vector<uint8_t> host_library_ =
+      test::build_elf_image(test::library_image({true, false}, elf::EM_X86_64, "libgreet.so")).bytes;
+  const std::vector<uint8_t> foreign_library_ =
+      test::build_elf_image(test::library_image({true, false}, elf::EM_AARCH64, "libgreet.so")).bytes;
   fs::path root_;
-  std::optional<test::FixtureArch> host_, foreign_;
   ElfIdentity identity_;
 };
 
 TEST_F(ResolutionCacheBuilder, RecordsWhereTheLoaderFindsEachName) {
-  put("/a", host_->dir / "lib/libgreet.so");
-  put("/b", host_->dir / "lib/libgreet.so");
+  put("/a", host_library_);
+  put("/b", host_library_);
   fs::create_directories(root_ / "empty");
   fs::create_directories(root_ / "hw/glibc-hwcaps");
   // Found in two directories: both, in runpath order (the loader goes on when one fails).
@@ -90,7 +92,7 @@ TEST_F(ResolutionCacheBuilder, RecordsWhereTheLoaderFindsEachName) {
 }
 
 TEST_F(ResolutionCacheBuilder, LeavesOutWhatTheLoaderWouldNotUse) {
-  put("/a", host_->dir / "lib/libgreet.so");
+  put("/a", host_library_);
   // Names with a slash are opened as they are; names found nowhere have no entry.
   EXPECT_EQ(build("/a", {"/abs/libx.so", "libnothere.so", "libgreet.so", "libgreet.so"}),
             (ResolutionCache{{"libgreet.so", {"=/a/libgreet.so"}}}));
@@ -99,14 +101,13 @@ TEST_F(ResolutionCacheBuilder, LeavesOutWhatTheLoaderWouldNotUse) {
   EXPECT_NE(resolution_cache_unavailable_reason(none, build_resolution_cache(none, root_)), "");
   EXPECT_EQ(resolution_cache_unavailable_reason({{}, "/a", identity_}, {}), "no DT_NEEDED");
   EXPECT_EQ(resolution_cache_unavailable_reason({{"libgreet.so"}, "", identity_}, {}), "no runpath");
-  if (!foreign_) GTEST_SKIP() << "no cross fixtures: wrong-machine decoy not tested";
   // A library of another machine is skipped by the loader: not recorded.
-  put("/decoy", foreign_->dir / "lib/libgreet.so");
+  put("/decoy", foreign_library_);
   EXPECT_EQ(build("/decoy:/a"), (ResolutionCache{{"libgreet.so", {"=/a/libgreet.so"}}}));
 }
 
 TEST_F(ResolutionCacheBuilder, SortsByNameInByteOrder) {
-  for (const char* name : {"libz.so", "libB.so", "liba.so"}) put("/m", host_->dir / "lib/libgreet.so", name);
+  for (const char* name : {"libz.so", "libB.so", "liba.so"}) put("/m", host_library_, name);
   auto cache = build("/m", {"libz.so", "liba.so", "libB.so"});
   ASSERT_EQ(cache.size(), 3u);
   EXPECT_EQ(cache[0].needed, "libB.so");
