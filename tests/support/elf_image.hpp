@@ -89,6 +89,10 @@ struct ElfImage {
   const PlacedSection& section(const std::string& name) const { return sections.at(name); }
 };
 
+// The file a SyntheticSpec stands for, as data (synthetic_elf.cpp): for a
+// test that starts from it and changes sections or program headers.
+ImageDesc describe_synthetic_elf(const SyntheticSpec& spec);
+
 // A shared library of that class, byte order, machine and soname with
 // nothing in it: an empty symbol table (glibc relocates no object without
 // DT_SYMTAB) and its strings in one read-write PT_LOAD.

@@ -28,7 +28,9 @@ std::vector<uint8_t> gnu_property_note(const ElfFlavour& f) {
 // The spec's file as data: the interpreter, the note, the dynamic strings and
 // the dynamic section after the program header table, all in one read-write
 // PT_LOAD from the start of the file to its end (vaddr == offset).
-ImageDesc describe(const SyntheticSpec& spec) {
+}  // namespace
+
+ImageDesc describe_synthetic_elf(const SyntheticSpec& spec) {
   ImageDesc desc;
   desc.flavour = {spec.is64, spec.big_endian};
   desc.type = spec.type;
@@ -76,8 +78,6 @@ ImageDesc describe(const SyntheticSpec& spec) {
   return desc;
 }
 
-}  // namespace
-
 std::vector<ElfFlavour> every_elf_flavour() { return {{true, false}, {true, true}, {false, false}, {false, true}}; }
 
 std::string flavour_name(const ElfFlavour& flavour) {
@@ -85,7 +85,7 @@ std::string flavour_name(const ElfFlavour& flavour) {
 }
 
 SyntheticElf build_synthetic_elf(const SyntheticSpec& spec) {
-  ImageDesc desc = describe(spec);
+  ImageDesc desc = describe_synthetic_elf(spec);
   ElfImage image = build_elf_image(desc);
   SyntheticLayout layout = layout_of(image, desc);
   return {std::move(image.bytes), layout};

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "elf_image.hpp"
 #include "fixtures.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
@@ -32,6 +33,7 @@ struct Refusal {
   std::string message;      // a part of the error's text (the code decides; the text must still say it)
   ErrorCode code32 = code;  // where ELFCLASS32 is refused for another reason
   std::string message32 = message;
+  std::function<test::ImageDesc(const Flavour&)> image;  // the file as data, instead of shape and corrupt
 };
 
 void set_tag(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t index, uint64_t tag) {
@@ -68,6 +70,22 @@ void fill_program_header_table(std::vector<uint8_t>& b, const test::SyntheticLay
 void shift_first_load(std::vector<uint8_t>& b, const test::SyntheticLayout& l, const Flavour& f, uint64_t delta) {
   set_phdr(b, l, f, 0, kVaddr, delta);
   test::set_dynamic_value(b, l, f, l.strtab_tag_index, l.dynstr_offset + delta);
+}
+
+// The library of the spec with its one PT_LOAD split in two that both map
+// the dynamic strings: no linker lays that out.
+Refusal overlapping_loads() {
+  Refusal r{
+      "loads-overlap", nullptr, nullptr, set_runpath, ErrorCode::Malformed, "PT_LOAD #0 and #1 overlap in memory"};
+  r.image = [](const Flavour& f) {
+    test::SyntheticSpec spec{.is64 = f.is64, .big_endian = f.big, .needed = {"libfoo.so.1"}};
+    test::ImageDesc d = test::describe_synthetic_elf(spec);
+    std::erase_if(d.segments, [](const test::SegmentDesc& s) { return s.type == elf::PT_LOAD; });
+    d.segments.insert(d.segments.begin(), {{elf::PT_LOAD, elf::PF_R, 0x1000, test::kFileStart, ".dynstr"},
+                                           {elf::PT_LOAD, elf::PF_R | elf::PF_W, 0x1000, ".dynstr", ".dynamic"}});
+    return d;
+  };
+  return r;
 }
 
 std::vector<Refusal> refusals() {
@@ -114,9 +132,7 @@ std::vector<Refusal> refusals() {
          set_phdr(b, l, f, 0, kMemsz, b.size() + 4096);
        },
        set_runpath, ErrorCode::Malformed, "extends past the end of the file"},
-      {"loads-overlap", with_interp,
-       [](auto& b, const auto& l, const auto& f) { set_phdr(b, l, f, 0, kType, elf::PT_LOAD); }, set_runpath,
-       ErrorCode::Malformed, "PT_LOAD #0 and #1 overlap in memory"},
+      overlapping_loads(),
       {"strings-over-dynamic", no_strings,
        [](auto& b, const auto& l, const auto& f) {
          // DT_STRTAB and DT_STRSZ (the entry after it): the table now lies over the dynamic section.
@@ -161,8 +177,9 @@ TEST_P(EditorRefusals, EachRefusalNamesTheFileAndLeavesItUntouched) {
   const Flavour f = GetParam();
   for (const auto& refusal : refusals()) {
     SCOPED_TRACE(refusal.name);
-    auto built = test::write_synthetic_case("editor_refusals/" + refusal.name + test::flavour_name(f), f, refusal.shape,
-                                            refusal.corrupt);
+    const std::string scratch = "editor_refusals/" + refusal.name + test::flavour_name(f);
+    auto built = refusal.image ? test::write_image_case(scratch, refusal.image(f))
+                               : test::write_synthetic_case(scratch, f, refusal.shape, refusal.corrupt);
     const fs::path& file = built.path;
     fs::path dir = file.parent_path();
     EditRequest request;
