@@ -36,6 +36,21 @@ std::vector<uint8_t> note_bytes(const ElfFlavour& flavour, uint32_t type, const 
   return out;
 }
 
+std::vector<uint8_t> relocation_table(const ElfFlavour& flavour, bool rela,
+                                      const std::vector<RelocationDesc>& entries) {
+  const int word = flavour.is64 ? 8 : 4;
+  const uint64_t entry = (rela ? 3 : 2) * word;
+  std::vector<uint8_t> out(entries.size() * entry, 0);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const RelocationDesc& r = entries[i];
+    uint64_t info = flavour.is64 ? (r.symbol << 32 | r.type) : (r.symbol << 8 | r.type);
+    poke(out, i * entry, word, flavour.big, r.where);
+    poke(out, i * entry + word, word, flavour.big, info);
+    if (rela) poke(out, i * entry + 2 * word, word, flavour.big, r.addend);
+  }
+  return out;
+}
+
 ImageDesc library_image(const ElfFlavour& flavour, uint16_t machine, const std::string& soname) {
   using namespace elf;
   const uint64_t word = flavour.is64 ? 8 : 4;

@@ -98,6 +98,14 @@ ImageDesc describe_synthetic_elf(const SyntheticSpec& spec);
 // DT_SYMTAB) and its strings in one read-write PT_LOAD.
 ImageDesc library_image(const ElfFlavour& flavour, uint16_t machine, const std::string& soname);
 
+// One relocation, and a table of them as the class writes them (ELF64:
+// r_info = symbol << 32 | type, ELF32: symbol << 8 | type; RELA entries
+// carry the addend, REL ones keep it at the place).
+struct RelocationDesc {
+  uint64_t where = 0, symbol = 0, type = 0, addend = 0;
+};
+std::vector<uint8_t> relocation_table(const ElfFlavour& flavour, bool rela, const std::vector<RelocationDesc>& entries);
+
 // A note's bytes (name and descriptor padded to 4 bytes) in the flavour's byte order.
 std::vector<uint8_t> note_bytes(const ElfFlavour& flavour, uint32_t type, const std::string& name,
                                 const std::vector<uint8_t>& descriptor);

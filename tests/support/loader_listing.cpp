@@ -73,8 +73,34 @@ std::string listing_differences(const std::string& file, const LoaderListing& mi
   return out + "\n";
 }
 
-std::optional<std::vector<std::string>> loader_runpath_search(const std::filesystem::path& file) {
-  auto traced = run_command({"env", "LD_DEBUG=libs", kHostLoader, "--list", file.string()}, true);
+std::optional<FlavourLoader> loader_for(const ElfFlavour& flavour) {
+  std::optional<FlavourLoader> found;
+  if (flavour.is64 && !flavour.big) found = FlavourLoader{{}, kHostLoader};
+  if (flavour.is64 && flavour.big)
+    found = FlavourLoader{{"qemu-ppc64", "-L", "/usr/powerpc64-linux-gnu"}, "/usr/powerpc64-linux-gnu/lib64/ld64.so.1"};
+  if (!flavour.is64 && !flavour.big)
+    found = FlavourLoader{{"qemu-i386", "-L", "/usr/i686-linux-gnu"}, "/usr/i686-linux-gnu/lib/ld-linux.so.2"};
+  if (!found || !std::filesystem::exists(found->loader)) return std::nullopt;
+  if (!found->emulator.empty() && !have_program(found->emulator[0])) return std::nullopt;
+  return found;
+}
+
+CommandResult run_loader(const FlavourLoader& loader, const std::vector<std::string>& environment,
+                         const std::vector<std::string>& args) {
+  // qemu-user takes the guest's environment as -E (set on qemu itself it would reach qemu's own loader).
+  std::vector<std::string> argv = loader.emulator.empty() ? std::vector<std::string>{"env"} : loader.emulator;
+  for (const auto& setting : environment) {
+    if (!loader.emulator.empty()) argv.push_back("-E");
+    argv.push_back(setting);
+  }
+  argv.push_back(loader.loader);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, true);
+}
+
+std::optional<std::vector<std::string>> loader_runpath_search(const FlavourLoader& loader,
+                                                              const std::filesystem::path& file) {
+  auto traced = run_loader(loader, {"LD_DEBUG=libs"}, {"--list", file.string()});
   const std::string label = "(RUNPATH from file " + file.string() + ")";
   std::istringstream lines(traced.output);
   for (std::string line; std::getline(lines, line);) {

@@ -84,6 +84,11 @@ std::string flavour_name(const ElfFlavour& flavour) {
   return std::string(flavour.is64 ? "Elf64" : "Elf32") + (flavour.big ? "BE" : "LE");
 }
 
+uint16_t flavour_machine(const ElfFlavour& flavour) {
+  if (flavour.is64) return flavour.big ? EM_PPC64 : EM_X86_64;
+  return flavour.big ? EM_PPC : EM_386;
+}
+
 SyntheticElf build_synthetic_elf(const SyntheticSpec& spec) {
   ImageDesc desc = describe_synthetic_elf(spec);
   ElfImage image = build_elf_image(desc);

@@ -18,6 +18,9 @@ struct ElfFlavour {
 };
 std::vector<ElfFlavour> every_elf_flavour();
 std::string flavour_name(const ElfFlavour& flavour);  // Elf64LE, Elf64BE, Elf32LE, Elf32BE
+// The machine of a flavour's files where a test's files should be loadable:
+// x86-64, ppc64, i386, ppc (loader_listing.hpp runs the first three here).
+uint16_t flavour_machine(const ElfFlavour& flavour);
 // A test-name generator for INSTANTIATE_TEST_SUITE_P over every_elf_flavour().
 struct FlavourTestName {
   template <class ParamInfo>

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iostream>
 
 #include "elf_image.hpp"
 #include "fixtures.hpp"
@@ -97,7 +98,7 @@ test::ImageDesc linker_shaped(const Flavour& f, const LinkerShape& shape) {
   using namespace elf;
   const uint64_t word = f.is64 ? 8 : 4;
   const std::string interpreter = "/lib64/ld-linux-x86-64.so.2";
-  test::ImageDesc d{.flavour = f, .section_headers = shape.section_headers};
+  test::ImageDesc d{.flavour = f, .machine = test::flavour_machine(f), .section_headers = shape.section_headers};
   d.segments.push_back({PT_PHDR, PF_R, word, test::kProgramHeaders});
   if (shape.interpreter) {
     d.sections.push_back({.name = ".interp", .flags = SHF_ALLOC, .bytes = {interpreter.begin(), interpreter.end()}});
@@ -296,79 +297,97 @@ std::vector<LayoutCase> layout_cases() {
   };
 }
 
-// The host loader maps an x86-64 file and searches its edited runpath for
-// libfoo.so.1: each entry is a directory of its search.
+// The flavour's loader (x86-64 here; ppc64 and i386 under qemu-user) maps
+// the edited file and searches its runpath for libfoo.so.1: each entry is a
+// directory of its search. ELF32BE files are not run: no loader here.
 void expect_loader_searches(const fs::path& file, const Flavour& f, const std::optional<std::string>& runpath) {
-  static const bool host_loads = fs::exists(test::kHostLoader);
-  if (!host_loads || !f.is64 || f.big || !runpath) return;
-  auto searched = test::loader_runpath_search(file);
+  auto loader = test::loader_for(f);
+  if (!loader || !runpath) return;
+  auto searched = test::loader_runpath_search(*loader, file);
   ASSERT_TRUE(searched) << "the loader searched no runpath of " << file;
   for (const auto& entry : split_runpath(*runpath))
     EXPECT_NE(std::find(searched->begin(), searched->end(), entry), searched->end()) << entry;
 }
 
-// An x86-64 library beside `provider` that needs it ($ORIGIN) and has one
-// R_X86_64_64 relocation against `symbol` into its .data.
-test::ImageDesc consumer_of(const fs::path& provider, const std::string& symbol) {
+// The flavour's relocation that stores a symbol's address in a word, and
+// whether its tables are RELA: R_X86_64_64, R_PPC64_ADDR64, R_386_32, R_PPC_ADDR32.
+std::pair<uint64_t, bool> absolute_relocation(const Flavour& f) {
+  if (f.is64) return {f.big ? 38 : 1, true};
+  return {1, f.big};
+}
+
+// A library beside `provider` that needs it ($ORIGIN) and has one
+// relocation against `symbol` into its .data.
+test::ImageDesc consumer_of(const Flavour& f, const fs::path& provider, const std::string& symbol) {
   using namespace elf;
-  test::ImageDesc d{.flavour = {true, false}};
+  const uint64_t word = f.is64 ? 8 : 4;
+  const auto [type, rela] = absolute_relocation(f);
+  const std::string relocations = rela ? ".rela.dyn" : ".rel.dyn";
+  test::ImageDesc d{.flavour = f, .machine = test::flavour_machine(f)};
   d.sections = {
       {.name = ".hash", .type = SHT_HASH, .flags = SHF_ALLOC, .addralign = 4, .link = ".dynsym"},
       {.name = ".dynsym",
        .type = SHT_DYNSYM,
        .flags = SHF_ALLOC,
-       .addralign = 8,
+       .addralign = word,
        .symbols = {{.name = symbol, .info = 0x10}},  // STB_GLOBAL, undefined
        .link = ".dynstr"},
       {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
-      {.name = ".rela.dyn", .type = SHT_RELA, .flags = SHF_ALLOC, .addralign = 8, .bytes = std::vector<uint8_t>(24)},
+      {.name = relocations,
+       .type = rela ? SHT_RELA : SHT_REL,
+       .flags = SHF_ALLOC,
+       .addralign = word,
+       .bytes = test::relocation_table(f, rela, {{}})},
       {.name = ".dynamic",
        .type = SHT_DYNAMIC,
        .flags = SHF_ALLOC | SHF_WRITE,
-       .addralign = 8,
+       .addralign = word,
        .entries = {test::dynamic_string(DT_NEEDED, provider.filename().string()),
                    test::dynamic_string(DT_RUNPATH, "$ORIGIN"), test::dynamic_address(DT_HASH, ".hash"),
-                   test::dynamic_address(DT_SYMTAB, ".dynsym"), test::dynamic_value(DT_SYMENT, 24),
+                   test::dynamic_address(DT_SYMTAB, ".dynsym"), test::dynamic_value(DT_SYMENT, f.is64 ? 24 : 16),
                    test::dynamic_address(DT_STRTAB, ".dynstr"), test::dynamic_size(DT_STRSZ, ".dynstr"),
-                   test::dynamic_address(DT_RELA, ".rela.dyn"), test::dynamic_size(DT_RELASZ, ".rela.dyn"),
-                   test::dynamic_value(DT_RELAENT, 24), test::dynamic_value(DT_NULL, 0)},
+                   test::dynamic_address(rela ? DT_RELA : DT_REL, relocations),
+                   test::dynamic_size(rela ? DT_RELASZ : DT_RELSZ, relocations),
+                   test::dynamic_value(rela ? DT_RELAENT : DT_RELENT, (rela ? 3 : 2) * word),
+                   test::dynamic_value(DT_NULL, 0)},
        .link = ".dynstr",
-       .address_delta = 0x1000},
+       .address_delta = 0x10000},
       {.name = ".data",
        .flags = SHF_ALLOC | SHF_WRITE,
-       .addralign = 8,
-       .bytes = std::vector<uint8_t>(8),
-       .address_delta = 0x1000}};
-  d.segments = {{PT_LOAD, PF_R, 0x1000, test::kFileStart, ".rela.dyn"},
-                {PT_LOAD, PF_R | PF_W, 0x1000, ".dynamic", ".data"},
-                {PT_DYNAMIC, PF_R | PF_W, 8, ".dynamic"}};
+       .addralign = word,
+       .bytes = std::vector<uint8_t>(word),
+       .address_delta = 0x10000}};
+  d.segments = {{PT_LOAD, PF_R, 0x10000, test::kFileStart, relocations},
+                {PT_LOAD, PF_R | PF_W, 0x10000, ".dynamic", ".data"},
+                {PT_DYNAMIC, PF_R | PF_W, word, ".dynamic"}};
   // The relocation's place is .data's address, known once laid out (the bytes do not move it).
   uint64_t data = test::build_elf_image(d).section(".data").address;
-  auto& rela = d.sections[3].bytes;
-  test::poke(rela, 0, 8, false, data);
-  test::poke(rela, 8, 8, false, uint64_t(1) << 32 | 1);  // symbol 1, R_X86_64_64
+  d.sections[3].bytes = test::relocation_table(f, rela, {{.where = data, .symbol = 1, .type = type}});
   return d;
 }
 
-// What the host loader says when it relocates a consumer of `provider`
+// What the flavour's loader says when it relocates a consumer of `provider`
 // that needs `symbol` (ldd -r: LD_TRACE_LOADED_OBJECTS, LD_WARN and
-// LD_BIND_NOW; `--list` relocates nothing); the
-// provider's libfoo.so.1 is an empty library found through LD_LIBRARY_PATH.
-std::string binding_report(const fs::path& provider, const std::string& symbol) {
+// LD_BIND_NOW; `--list` relocates nothing); the provider's libfoo.so.1 is
+// an empty library found through LD_LIBRARY_PATH.
+std::string binding_report(const test::FlavourLoader& loader, const Flavour& f, const fs::path& provider,
+                           const std::string& symbol) {
   fs::path dir = provider.parent_path(), consumer = dir / ("consumer-" + symbol + ".so");
-  test::write_file(consumer, test::build_elf_image(consumer_of(provider, symbol)).bytes);
+  test::write_file(consumer, test::build_elf_image(consumer_of(f, provider, symbol)).bytes);
   test::write_file(dir / "deps/libfoo.so.1",
-                   test::build_elf_image(test::library_image({true, false}, elf::EM_X86_64, "libfoo.so.1")).bytes);
-  return test::run_command({"env", "LD_TRACE_LOADED_OBJECTS=1", "LD_WARN=yes", "LD_BIND_NOW=yes",
-                            "LD_LIBRARY_PATH=" + (dir / "deps").string(), test::kHostLoader, consumer.string()},
-                           true)
+                   test::build_elf_image(test::library_image(f, test::flavour_machine(f), "libfoo.so.1")).bytes);
+  return test::run_loader(loader,
+                          {"LD_TRACE_LOADED_OBJECTS=1", "LD_WARN=yes", "LD_BIND_NOW=yes",
+                           "LD_LIBRARY_PATH=" + (dir / "deps").string()},
+                          {consumer.string()})
       .output;
 }
 
-// The loader finds `symbol` through the hash and symbol tables of the edited x86-64 file.
+// The loader finds `symbol` through the hash and symbol tables of the edited file.
 void expect_loader_binds(const fs::path& file, const Flavour& f, const std::string& symbol) {
-  if (!fs::exists(test::kHostLoader) || !f.is64 || f.big) return;
-  std::string report = binding_report(file, symbol);
+  auto loader = test::loader_for(f);
+  if (!loader) return;
+  std::string report = binding_report(*loader, f, file, symbol);
   EXPECT_TRUE(test::contains(report, file.string())) << report;
   EXPECT_FALSE(test::contains(report, "undefined symbol")) << report;
 }
@@ -382,8 +401,13 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     const std::string scratch = "editor_layouts/" + c.name + test::flavour_name(f);
+    // Each flavour's files are of a machine with a loader here (flavour_machine).
+    auto with_machine = [&](test::SyntheticSpec& s) {
+      c.shape(s);
+      s.machine = test::flavour_machine(f);
+    };
     fs::path file = c.image ? test::write_image_case(scratch, c.image(f)).path
-                            : test::write_synthetic_case(scratch, f, c.shape, c.reshape).path;
+                            : test::write_synthetic_case(scratch, f, with_machine, c.reshape).path;
     EditRequest request;
     c.ask(request);
     // Notes resolve against an empty tree: every runpath entry is searched at run time.
@@ -433,8 +457,8 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
   }
 }
 
-// The checks above can fail: a PT_PHDR left behind is seen, and the loader's
-// search is the runpath the file has.
+// The checks above can fail: a PT_PHDR left behind is seen, the loader's
+// search is the runpath the file has, and a symbol the file lacks is reported.
 TEST(EditorLayoutChecks, SeeAStaleProgramHeaderEntryAndTheLoadersSearch) {
   for (const Flavour& f : test::every_elf_flavour()) {
     SCOPED_TRACE(test::flavour_name(f));
@@ -444,17 +468,32 @@ TEST(EditorLayoutChecks, SeeAStaleProgramHeaderEntryAndTheLoadersSearch) {
     test::set_phdr(image.bytes, test::layout_of(image, desc), f, 0, test::kPhdrOffset, image.phoff + 8);
     EXPECT_EQ(test::program_header_table_defects(image.bytes, f), "PT_PHDR does not describe the program header table");
   }
-  if (!fs::exists(test::kHostLoader)) GTEST_SKIP() << "no x86-64 loader here";
-  auto file = test::write_image_case("editor_layouts/checks", linker_shaped({true, false}, {.runpath = "/one:/two"}));
-  auto searched = test::loader_runpath_search(file.path);
-  ASSERT_TRUE(searched);
-  EXPECT_EQ(std::count(searched->begin(), searched->end(), "/one"), 1);
-  EXPECT_EQ(std::count(searched->begin(), searched->end(), "/two"), 1);
-  EXPECT_EQ(std::count(searched->begin(), searched->end(), "/three"), 0);
-  // The binding check sees a symbol the file does not define.
-  auto provider = test::write_image_case("editor_layouts/binds", linker_shaped({true, false}, {.symbols = true}));
-  EXPECT_FALSE(test::contains(binding_report(provider.path, "greet"), "undefined symbol"));
-  EXPECT_TRUE(test::contains(binding_report(provider.path, "absent"), "undefined symbol: absent"));
+  int loaded = 0;
+  std::string unloaded;
+  for (const Flavour& f : test::every_elf_flavour()) {
+    auto loader = test::loader_for(f);
+    if (!loader) {
+      unloaded += " " + test::flavour_name(f);
+      continue;
+    }
+    SCOPED_TRACE(test::flavour_name(f));
+    ++loaded;
+    auto file = test::write_image_case("editor_layouts/checks" + test::flavour_name(f),
+                                       linker_shaped(f, {.runpath = "/one:/two"}));
+    auto searched = test::loader_runpath_search(*loader, file.path);
+    ASSERT_TRUE(searched);
+    EXPECT_EQ(std::count(searched->begin(), searched->end(), "/one"), 1);
+    EXPECT_EQ(std::count(searched->begin(), searched->end(), "/two"), 1);
+    EXPECT_EQ(std::count(searched->begin(), searched->end(), "/three"), 0);
+    // The binding check sees a symbol the file does not define.
+    auto provider =
+        test::write_image_case("editor_layouts/binds" + test::flavour_name(f), linker_shaped(f, {.symbols = true}));
+    EXPECT_FALSE(test::contains(binding_report(*loader, f, provider.path, "greet"), "undefined symbol"));
+    EXPECT_TRUE(test::contains(binding_report(*loader, f, provider.path, "absent"), "undefined symbol: absent"));
+  }
+  // A flavour without a loader must not pass unseen: its layout cases are read back, not loaded.
+  if (!unloaded.empty()) std::cout << "[ INFO ] no loader here for" << unloaded << ": their files are not loaded\n";
+  if (loaded == 0) GTEST_SKIP() << "no loader for any flavour here";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTargets, EditorLayouts, ::testing::ValuesIn(test::every_elf_flavour()),

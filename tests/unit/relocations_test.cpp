@@ -15,26 +15,6 @@ namespace {
 
 using Flavour = test::ElfFlavour;
 
-struct Relocation {
-  uint64_t where, symbol, type, addend;
-};
-
-// A table of relocations as the class writes them (ELF64: info = symbol << 32 | type,
-// ELF32: symbol << 8 | type; RELA entries carry an addend).
-std::vector<uint8_t> relocation_bytes(const Flavour& f, bool rela, const std::vector<Relocation>& entries) {
-  const int word = f.is64 ? 8 : 4;
-  const uint64_t entry = (rela ? 3 : 2) * word;
-  std::vector<uint8_t> out(entries.size() * entry, 0);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const Relocation& r = entries[i];
-    uint64_t info = f.is64 ? (r.symbol << 32 | r.type) : (r.symbol << 8 | r.type);
-    test::poke(out, i * entry, word, f.big, r.where);
-    test::poke(out, i * entry + word, word, f.big, info);
-    if (rela) test::poke(out, i * entry + 2 * word, word, f.big, r.addend);
-  }
-  return out;
-}
-
 // Reads the relocations of `ranges` (offset, size, rela) from the image.
 std::vector<RelocationEntry> read(const std::vector<uint8_t>& bytes,
                                   const std::vector<SymbolTables::Relocations>& ranges) {
@@ -50,15 +30,15 @@ class Relocations : public ::testing::TestWithParam<Flavour> {};
 TEST_P(Relocations, EachEntryOnceWithItsFields) {
   const Flavour f = GetParam();
   const bool rela = f.is64;  // ELF64 files use RELA, most ELF32 files REL
-  const std::vector<Relocation> dynamic = {{0x1000, 0, 8, 0x40}, {0x1008, 3, 1, 0}, {0x1010, 2, 6, 0}};
-  const std::vector<Relocation> plt = {{0x2000, 4, 7, 0}, {0x2008, 5, 7, 0}};
-  std::vector<Relocation> all = dynamic;
+  const std::vector<test::RelocationDesc> dynamic = {{0x1000, 0, 8, 0x40}, {0x1008, 3, 1, 0}, {0x1010, 2, 6, 0}};
+  const std::vector<test::RelocationDesc> plt = {{0x2000, 4, 7, 0}, {0x2008, 5, 7, 0}};
+  std::vector<test::RelocationDesc> all = dynamic;
   all.insert(all.end(), plt.begin(), plt.end());
   test::ImageDesc desc{.flavour = f};
   desc.sections = {{.name = ".rela.dyn",
                     .type = rela ? elf::SHT_RELA : elf::SHT_REL,
                     .addralign = 8,
-                    .bytes = relocation_bytes(f, rela, all)}};
+                    .bytes = test::relocation_table(f, rela, all)}};
   desc.segments = {{elf::PT_LOAD, elf::PF_R, 0x1000, test::kFileStart, test::kFileEnd}};
   auto image = test::build_elf_image(desc);
   const auto& place = image.section(".rela.dyn");
