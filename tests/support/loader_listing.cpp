@@ -80,6 +80,8 @@ std::optional<FlavourLoader> loader_for(const ElfFlavour& flavour) {
     found = FlavourLoader{{"qemu-ppc64", "-L", "/usr/powerpc64-linux-gnu"}, "/usr/powerpc64-linux-gnu/lib64/ld64.so.1"};
   if (!flavour.is64 && !flavour.big)
     found = FlavourLoader{{"qemu-i386", "-L", "/usr/i686-linux-gnu"}, "/usr/i686-linux-gnu/lib/ld-linux.so.2"};
+  if (!flavour.is64 && flavour.big)
+    found = FlavourLoader{{"qemu-ppc", "-L", "/usr/powerpc-linux-gnu"}, "/usr/powerpc-linux-gnu/lib/ld.so.1"};
   if (!found || !std::filesystem::exists(found->loader)) return std::nullopt;
   if (!found->emulator.empty() && !have_program(found->emulator[0])) return std::nullopt;
   return found;

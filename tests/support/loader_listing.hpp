@@ -33,7 +33,7 @@ std::string listing_differences(const std::string& file, const LoaderListing& mi
 
 // A glibc loader that runs files of one ELF class and byte order here: the
 // host's for ELF64LE (x86-64); qemu-user and a cross sysroot's for ELF64BE
-// (ppc64) and ELF32LE (i386). ELF32BE has none (no such cross libc is installed).
+// (ppc64), ELF32LE (i386) and ELF32BE (ppc); nullopt where it is missing.
 // It loads files of flavour_machine(flavour).
 struct FlavourLoader {
   std::vector<std::string> emulator;  // qemu-user and -L SYSROOT, or nothing
