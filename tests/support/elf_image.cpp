@@ -127,6 +127,28 @@ std::vector<uint8_t> sysv_hash_table(const ElfFlavour& f, const std::vector<Symb
   return out;
 }
 
+// A DT_GNU_HASH table over `symbols` (after the null one, all hashed): one
+// bucket, so any order is bucket order; a one-word bloom filter with both
+// bits of each name set.
+std::vector<uint8_t> gnu_hash_table(const ElfFlavour& f, const std::vector<SymbolDesc>& symbols) {
+  const uint64_t word = f.is64 ? 8 : 4, bits = word * 8, shift = 6, first = 1;
+  std::vector<uint8_t> out(16 + word + 4 + symbols.size() * 4, 0);
+  poke(out, 0, 4, f.big, 1);  // buckets
+  poke(out, 4, 4, f.big, first);
+  poke(out, 8, 4, f.big, 1);  // bloom words
+  poke(out, 12, 4, f.big, shift);
+  uint64_t bloom = 0;
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    uint32_t h = gnu_symbol_hash(symbols[i].name);
+    bloom |= uint64_t(1) << (h % bits) | uint64_t(1) << ((h >> shift) % bits);
+    bool last = i + 1 == symbols.size();
+    poke(out, 16 + word + 4 + i * 4, 4, f.big, last ? (h | 1u) : (h & ~1u));
+  }
+  poke(out, 16, int(word), f.big, bloom);
+  if (!symbols.empty()) poke(out, 16 + word, 4, f.big, first);  // the bucket's first symbol
+  return out;
+}
+
 template <class E>
 class ImageBuilder {
  public:
@@ -177,6 +199,7 @@ class ImageBuilder {
     if (section.type == SHT_DYNAMIC) return std::vector<uint8_t>(section.entries.size() * sizeof(Dyn<E>), 0);
     if (section.type == SHT_DYNSYM) return std::vector<uint8_t>((section.symbols.size() + 1) * sizeof(Sym<E>), 0);
     if (section.type == SHT_HASH) return sysv_hash_table(desc_.flavour, symbols_of(section.link));
+    if (section.type == SHT_GNU_HASH) return gnu_hash_table(desc_.flavour, symbols_of(section.link));
     return section.bytes;
   }
 

@@ -45,7 +45,7 @@ struct SectionDesc {
   std::vector<std::string> strings;   // SHT_STRTAB: after the empty string (referenced ones are added)
   std::vector<DynamicEntry> entries;  // SHT_DYNAMIC: the entries, in order
   std::vector<SymbolDesc> symbols;    // SHT_DYNSYM: the symbols after the null one
-  std::string link;                   // sh_link, by section name (SHT_HASH: its symbol table)
+  std::string link;                   // sh_link, by section name (SHT_HASH, SHT_GNU_HASH: its symbol table)
   uint64_t address_delta = 0;         // sh_addr - (base address + offset): a later page, as linkers lay out data
 };
 

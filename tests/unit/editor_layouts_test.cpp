@@ -74,22 +74,28 @@ void library(test::SyntheticSpec& s) {
 // PT_LOAD a page above; PT_GNU_STACK.
 struct LinkerShape {
   bool interpreter = false, build_id = false, section_headers = true;
-  bool symbols = false;  // .hash and .dynsym (defining `greet`) after the note, before the strings
+  bool symbols = false;   // .hash and .dynsym (defining `greet`) after the note, before the strings
+  bool gnu_hash = false;  // with symbols: .gnu.hash (DT_GNU_HASH, what linkers emit today) instead of .hash
   std::string runpath = kOriginalRunpath;
 };
 
 // The symbol tables the loader finds through DT_HASH and DT_SYMTAB, and those entries.
-void add_symbol_tables(const Flavour& f, test::ImageDesc& d, std::vector<test::DynamicEntry>& entries) {
+void add_symbol_tables(const Flavour& f, bool gnu_hash, test::ImageDesc& d, std::vector<test::DynamicEntry>& entries) {
   using namespace elf;
   const uint64_t word = f.is64 ? 8 : 4;
-  d.sections.push_back({.name = ".hash", .type = SHT_HASH, .flags = SHF_ALLOC, .addralign = 4, .link = ".dynsym"});
+  const std::string hash = gnu_hash ? ".gnu.hash" : ".hash";
+  d.sections.push_back({.name = hash,
+                        .type = gnu_hash ? SHT_GNU_HASH : SHT_HASH,
+                        .flags = SHF_ALLOC,
+                        .addralign = gnu_hash ? word : 4,
+                        .link = ".dynsym"});
   d.sections.push_back({.name = ".dynsym",
                         .type = SHT_DYNSYM,
                         .flags = SHF_ALLOC,
                         .addralign = word,
                         .symbols = {{.name = "greet", .value = 0x1234, .size = 8, .shndx = 0xfff1}},  // SHN_ABS
                         .link = ".dynstr"});
-  entries.push_back(test::dynamic_address(DT_HASH, ".hash"));
+  entries.push_back(test::dynamic_address(gnu_hash ? DT_GNU_HASH : DT_HASH, hash));
   entries.push_back(test::dynamic_address(DT_SYMTAB, ".dynsym"));
   entries.push_back(test::dynamic_value(DT_SYMENT, f.is64 ? 24 : 16));
 }
@@ -113,7 +119,7 @@ test::ImageDesc linker_shaped(const Flavour& f, const LinkerShape& shape) {
   }
   std::vector<test::DynamicEntry> entries = {test::dynamic_string(DT_NEEDED, "libfoo.so.1"),
                                              test::dynamic_string(DT_RUNPATH, shape.runpath)};
-  if (shape.symbols) add_symbol_tables(f, d, entries);
+  if (shape.symbols) add_symbol_tables(f, shape.gnu_hash, d, entries);
   entries.push_back(test::dynamic_address(DT_STRTAB, ".dynstr"));
   entries.push_back(test::dynamic_size(DT_STRSZ, ".dynstr"));
   entries.push_back(test::dynamic_value(DT_NULL, 0));
@@ -165,7 +171,14 @@ std::vector<LayoutCase> linker_shaped_cases() {
   tables_stay.image = shaped({.symbols = true});
   tables_stay.binds_greet = true;
   tables_stay.hard_linked = true;
-  return {evacuated, moved, in_place, tables_moved, tables_stay};
+  // The same with .gnu.hash, which the loader searches through its bloom filter and buckets.
+  LayoutCase gnu_moved = tables_moved;
+  gnu_moved.name = "evacuated-gnu-hash";
+  gnu_moved.image = shaped({.symbols = true, .gnu_hash = true});
+  LayoutCase gnu_stay = tables_stay;
+  gnu_stay.name = "gnu-hash-stays-when-hard-linked";
+  gnu_stay.image = shaped({.symbols = true, .gnu_hash = true});
+  return {evacuated, moved, in_place, tables_moved, tables_stay, gnu_moved, gnu_stay};
 }
 
 std::vector<LayoutCase> layout_cases() {
@@ -485,11 +498,13 @@ TEST(EditorLayoutChecks, SeeAStaleProgramHeaderEntryAndTheLoadersSearch) {
     EXPECT_EQ(std::count(searched->begin(), searched->end(), "/one"), 1);
     EXPECT_EQ(std::count(searched->begin(), searched->end(), "/two"), 1);
     EXPECT_EQ(std::count(searched->begin(), searched->end(), "/three"), 0);
-    // The binding check sees a symbol the file does not define.
-    auto provider =
-        test::write_image_case("editor_layouts/binds" + test::flavour_name(f), linker_shaped(f, {.symbols = true}));
-    EXPECT_FALSE(test::contains(binding_report(*loader, f, provider.path, "greet"), "undefined symbol"));
-    EXPECT_TRUE(test::contains(binding_report(*loader, f, provider.path, "absent"), "undefined symbol: absent"));
+    // The binding check sees a symbol the file does not define, through either hash table.
+    for (bool gnu_hash : {false, true}) {
+      auto provider = test::write_image_case("editor_layouts/binds" + test::flavour_name(f) + (gnu_hash ? "gnu" : ""),
+                                             linker_shaped(f, {.symbols = true, .gnu_hash = gnu_hash}));
+      EXPECT_FALSE(test::contains(binding_report(*loader, f, provider.path, "greet"), "undefined symbol"));
+      EXPECT_TRUE(test::contains(binding_report(*loader, f, provider.path, "absent"), "undefined symbol: absent"));
+    }
   }
   // A flavour without a loader must not pass unseen: its layout cases are read back, not loaded.
   if (!unloaded.empty()) std::cout << "[ INFO ] no loader here for" << unloaded << ": their files are not loaded\n";
