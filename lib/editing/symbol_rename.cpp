@@ -299,8 +299,9 @@ Expected<std::vector<SymbolEntry>> read_symbols(const ElfView<E>& view, const Dy
 template <class E>
 Expected<std::vector<RelocationEntry>> read_relocations(const ElfView<E>& view, const SymbolTables& tables) {
   std::vector<RelocationEntry> out;
-  // An entry is read once: DT_JMPREL may lie inside DT_RELA's range (a set of
-  // offsets cost half a second on libLLVM's 380,000 relocations).
+  // An entry is read once: DT_JMPREL may lie inside DT_RELA's range. Told by
+  // the earlier tables' ranges (a std::set of every offset was a large part of
+  // verifying a rename of libLLVM, 380,000 relocations; docs/performance.md).
   auto read_before = [&](size_t k, uint64_t offset) {
     for (size_t j = 0; j < k; ++j) {
       const auto& earlier = tables.relocations[j];
@@ -603,7 +604,8 @@ Status check_renamed_symbols(const ElfView<E>& old_view, const DynamicTable<E>& 
   RUNPATCH_TRY(auto old_relocations, read_relocations(old_view, old_tables));
   RUNPATCH_TRY(auto new_relocations, read_relocations(new_view, new_tables));
   RUNPATCH_CHECK(check_relocations(path, old_relocations, new_relocations, expected, found));
-  std::vector<SymbolEntry> want = expected, have = found;  // as multisets: sorted
+  // Compared as multisets: sorted (`found` stays in table order for the lookups).
+  std::vector<SymbolEntry> want = std::move(expected), have = found;
   std::sort(want.begin(), want.end());
   std::sort(have.begin(), have.end());
   if (want != have) return fail("are not the old ones with the renames applied (names, fields and versions)");

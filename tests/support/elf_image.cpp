@@ -20,9 +20,15 @@ namespace {
 
 using namespace runpatch::elf;
 
-uint64_t align_up(uint64_t value, uint64_t alignment);
+uint64_t align_up(uint64_t value, uint64_t alignment) {
+  return alignment > 1 ? (value + alignment - 1) / alignment * alignment : value;
+}
 
 }  // namespace
+
+uint64_t dynamic_symbol_size(const ElfFlavour& flavour) { return flavour.is64 ? 24 : 16; }
+
+uint64_t relocation_entry_size(const ElfFlavour& flavour, bool rela) { return (rela ? 3 : 2) * (flavour.is64 ? 8 : 4); }
 
 std::vector<uint8_t> note_bytes(const ElfFlavour& flavour, uint32_t type, const std::string& name,
                                 const std::vector<uint8_t>& descriptor) {
@@ -39,7 +45,7 @@ std::vector<uint8_t> note_bytes(const ElfFlavour& flavour, uint32_t type, const 
 std::vector<uint8_t> relocation_table(const ElfFlavour& flavour, bool rela,
                                       const std::vector<RelocationDesc>& entries) {
   const int word = flavour.is64 ? 8 : 4;
-  const uint64_t entry = (rela ? 3 : 2) * word;
+  const uint64_t entry = relocation_entry_size(flavour, rela);
   std::vector<uint8_t> out(entries.size() * entry, 0);
   for (size_t i = 0; i < entries.size(); ++i) {
     const RelocationDesc& r = entries[i];
@@ -52,19 +58,19 @@ std::vector<uint8_t> relocation_table(const ElfFlavour& flavour, bool rela,
 }
 
 ImageDesc library_image(const ElfFlavour& flavour, uint16_t machine, const std::string& soname) {
-  using namespace elf;
   const uint64_t word = flavour.is64 ? 8 : 4;
   ImageDesc d{.flavour = flavour, .machine = machine};
-  d.sections = {{.name = ".dynsym", .type = SHT_DYNSYM, .flags = SHF_ALLOC, .addralign = word, .link = ".dynstr"},
-                {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
-                {.name = ".dynamic",
-                 .type = SHT_DYNAMIC,
-                 .flags = SHF_ALLOC | SHF_WRITE,
-                 .addralign = word,
-                 .entries = {dynamic_string(DT_SONAME, soname), dynamic_address(DT_SYMTAB, ".dynsym"),
-                             dynamic_value(DT_SYMENT, flavour.is64 ? 24 : 16), dynamic_address(DT_STRTAB, ".dynstr"),
-                             dynamic_size(DT_STRSZ, ".dynstr"), dynamic_value(DT_NULL, 0)},
-                 .link = ".dynstr"}};
+  d.sections = {
+      {.name = ".dynsym", .type = SHT_DYNSYM, .flags = SHF_ALLOC, .addralign = word, .link = ".dynstr"},
+      {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
+      {.name = ".dynamic",
+       .type = SHT_DYNAMIC,
+       .flags = SHF_ALLOC | SHF_WRITE,
+       .addralign = word,
+       .entries = {dynamic_string(DT_SONAME, soname), dynamic_address(DT_SYMTAB, ".dynsym"),
+                   dynamic_value(DT_SYMENT, dynamic_symbol_size(flavour)), dynamic_address(DT_STRTAB, ".dynstr"),
+                   dynamic_size(DT_STRSZ, ".dynstr"), dynamic_value(DT_NULL, 0)},
+       .link = ".dynstr"}};
   d.segments = {{PT_LOAD, PF_R | PF_W, 0x1000, kFileStart, kFileEnd}, {PT_DYNAMIC, PF_R | PF_W, word, ".dynamic"}};
   return d;
 }
@@ -76,10 +82,6 @@ SyntheticFile write_image_case(const std::string& scratch, const ImageDesc& desc
 }
 
 namespace {
-
-uint64_t align_up(uint64_t value, uint64_t alignment) {
-  return alignment > 1 ? (value + alignment - 1) / alignment * alignment : value;
-}
 
 // A string table's contents: the empty string, the listed strings, then every
 // string a dynamic section linked to it names (each once).

@@ -98,6 +98,10 @@ ImageDesc describe_synthetic_elf(const SyntheticSpec& spec);
 // DT_SYMTAB) and its strings in one read-write PT_LOAD.
 ImageDesc library_image(const ElfFlavour& flavour, uint16_t machine, const std::string& soname);
 
+// The size of a dynamic symbol (DT_SYMENT) and of a relocation (DT_RELAENT, DT_RELENT) in the flavour's class.
+uint64_t dynamic_symbol_size(const ElfFlavour& flavour);
+uint64_t relocation_entry_size(const ElfFlavour& flavour, bool rela);
+
 // One relocation, and a table of them as the class writes them (ELF64:
 // r_info = symbol << 32 | type, ELF32: symbol << 8 | type; RELA entries
 // carry the addend, REL ones keep it at the place).

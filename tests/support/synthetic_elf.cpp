@@ -1,9 +1,7 @@
 #include "synthetic_elf.hpp"
 
-#include <cstring>
 #include <algorithm>
 #include <fstream>
-#include <iterator>
 
 #include "elf_image.hpp"
 #include "fixtures.hpp"
@@ -25,11 +23,11 @@ std::vector<uint8_t> gnu_property_note(const ElfFlavour& f) {
   return note_bytes(f, 5, "GNU", descriptor);
 }
 
+}  // namespace
+
 // The spec's file as data: the interpreter, the note, the dynamic strings and
 // the dynamic section after the program header table, all in one read-write
 // PT_LOAD from the start of the file to its end (vaddr == offset).
-}  // namespace
-
 ImageDesc describe_synthetic_elf(const SyntheticSpec& spec) {
   ImageDesc desc;
   desc.flavour = {spec.is64, spec.big_endian};
@@ -130,9 +128,16 @@ uint64_t peek(const std::vector<uint8_t>& bytes, uint64_t offset, int width, boo
   return v;
 }
 
+namespace {
+// Where `field` of the header at `header` lies, and its width, in the flavour's class.
+uint64_t field_at(uint64_t header, const ElfFlavour& flavour, HeaderField field) {
+  return header + uint64_t(flavour.is64 ? field.offset64 : field.offset32);
+}
+int field_width(const ElfFlavour& flavour, HeaderField field) { return flavour.is64 ? field.width64 : field.width32; }
+}  // namespace
+
 uint64_t get_field(const std::vector<uint8_t>& bytes, uint64_t header, const ElfFlavour& flavour, HeaderField field) {
-  uint64_t at = header + uint64_t(flavour.is64 ? field.offset64 : field.offset32);
-  return peek(bytes, at, flavour.is64 ? field.width64 : field.width32, flavour.big);
+  return peek(bytes, field_at(header, flavour, field), field_width(flavour, field), flavour.big);
 }
 
 uint64_t get_ehdr(const std::vector<uint8_t>& bytes, const ElfFlavour& flavour, HeaderField field) {
@@ -142,8 +147,7 @@ uint64_t get_ehdr(const std::vector<uint8_t>& bytes, const ElfFlavour& flavour, 
 namespace {
 void set_field(std::vector<uint8_t>& bytes, uint64_t header, const ElfFlavour& flavour, HeaderField field,
                uint64_t value) {
-  uint64_t at = header + uint64_t(flavour.is64 ? field.offset64 : field.offset32);
-  poke(bytes, at, flavour.is64 ? field.width64 : field.width32, flavour.big, value);
+  poke(bytes, field_at(header, flavour, field), field_width(flavour, field), flavour.big, value);
 }
 }  // namespace
 

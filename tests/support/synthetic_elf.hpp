@@ -19,7 +19,7 @@ struct ElfFlavour {
 std::vector<ElfFlavour> every_elf_flavour();
 std::string flavour_name(const ElfFlavour& flavour);  // Elf64LE, Elf64BE, Elf32LE, Elf32BE
 // The machine of a flavour's files where a test's files should be loadable:
-// x86-64, ppc64, i386, ppc (loader_listing.hpp runs the first three here).
+// x86-64, ppc64, i386, ppc (loader_listing.hpp's loader_for runs each).
 uint16_t flavour_machine(const ElfFlavour& flavour);
 // A test-name generator for INSTANTIATE_TEST_SUITE_P over every_elf_flavour().
 struct FlavourTestName {

@@ -97,7 +97,7 @@ void add_symbol_tables(const Flavour& f, bool gnu_hash, test::ImageDesc& d, std:
                         .link = ".dynstr"});
   entries.push_back(test::dynamic_address(gnu_hash ? DT_GNU_HASH : DT_HASH, hash));
   entries.push_back(test::dynamic_address(DT_SYMTAB, ".dynsym"));
-  entries.push_back(test::dynamic_value(DT_SYMENT, f.is64 ? 24 : 16));
+  entries.push_back(test::dynamic_value(DT_SYMENT, test::dynamic_symbol_size(f)));
 }
 
 test::ImageDesc linker_shaped(const Flavour& f, const LinkerShape& shape) {
@@ -310,9 +310,10 @@ std::vector<LayoutCase> layout_cases() {
   };
 }
 
-// The flavour's loader (x86-64 here; ppc64 and i386 under qemu-user) maps
-// the edited file and searches its runpath for libfoo.so.1: each entry is a
-// directory of its search. ELF32BE files are not run: no loader here.
+// The flavour's loader (x86-64 here; ppc64, i386 and ppc under qemu-user)
+// maps the edited file and searches its runpath for libfoo.so.1: each entry
+// is a directory of its search. A flavour without a loader here is not run
+// (EditorLayoutChecks says which).
 void expect_loader_searches(const fs::path& file, const Flavour& f, const std::optional<std::string>& runpath) {
   auto loader = test::loader_for(f);
   if (!loader || !runpath) return;
@@ -337,39 +338,39 @@ test::ImageDesc consumer_of(const Flavour& f, const fs::path& provider, const st
   const auto [type, rela] = absolute_relocation(f);
   const std::string relocations = rela ? ".rela.dyn" : ".rel.dyn";
   test::ImageDesc d{.flavour = f, .machine = test::flavour_machine(f)};
-  d.sections = {
-      {.name = ".hash", .type = SHT_HASH, .flags = SHF_ALLOC, .addralign = 4, .link = ".dynsym"},
-      {.name = ".dynsym",
-       .type = SHT_DYNSYM,
-       .flags = SHF_ALLOC,
-       .addralign = word,
-       .symbols = {{.name = symbol, .info = 0x10}},  // STB_GLOBAL, undefined
-       .link = ".dynstr"},
-      {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
-      {.name = relocations,
-       .type = rela ? SHT_RELA : SHT_REL,
-       .flags = SHF_ALLOC,
-       .addralign = word,
-       .bytes = test::relocation_table(f, rela, {{}})},
-      {.name = ".dynamic",
-       .type = SHT_DYNAMIC,
-       .flags = SHF_ALLOC | SHF_WRITE,
-       .addralign = word,
-       .entries = {test::dynamic_string(DT_NEEDED, provider.filename().string()),
-                   test::dynamic_string(DT_RUNPATH, "$ORIGIN"), test::dynamic_address(DT_HASH, ".hash"),
-                   test::dynamic_address(DT_SYMTAB, ".dynsym"), test::dynamic_value(DT_SYMENT, f.is64 ? 24 : 16),
-                   test::dynamic_address(DT_STRTAB, ".dynstr"), test::dynamic_size(DT_STRSZ, ".dynstr"),
-                   test::dynamic_address(rela ? DT_RELA : DT_REL, relocations),
-                   test::dynamic_size(rela ? DT_RELASZ : DT_RELSZ, relocations),
-                   test::dynamic_value(rela ? DT_RELAENT : DT_RELENT, (rela ? 3 : 2) * word),
-                   test::dynamic_value(DT_NULL, 0)},
-       .link = ".dynstr",
-       .address_delta = 0x10000},
-      {.name = ".data",
-       .flags = SHF_ALLOC | SHF_WRITE,
-       .addralign = word,
-       .bytes = std::vector<uint8_t>(word),
-       .address_delta = 0x10000}};
+  d.sections = {{.name = ".hash", .type = SHT_HASH, .flags = SHF_ALLOC, .addralign = 4, .link = ".dynsym"},
+                {.name = ".dynsym",
+                 .type = SHT_DYNSYM,
+                 .flags = SHF_ALLOC,
+                 .addralign = word,
+                 .symbols = {{.name = symbol, .info = 0x10}},  // STB_GLOBAL, undefined
+                 .link = ".dynstr"},
+                {.name = ".dynstr", .type = SHT_STRTAB, .flags = SHF_ALLOC},
+                {.name = relocations,
+                 .type = rela ? SHT_RELA : SHT_REL,
+                 .flags = SHF_ALLOC,
+                 .addralign = word,
+                 .bytes = test::relocation_table(f, rela, {{}})},
+                {.name = ".dynamic",
+                 .type = SHT_DYNAMIC,
+                 .flags = SHF_ALLOC | SHF_WRITE,
+                 .addralign = word,
+                 .entries = {test::dynamic_string(DT_NEEDED, provider.filename().string()),
+                             test::dynamic_string(DT_RUNPATH, "$ORIGIN"), test::dynamic_address(DT_HASH, ".hash"),
+                             test::dynamic_address(DT_SYMTAB, ".dynsym"),
+                             test::dynamic_value(DT_SYMENT, test::dynamic_symbol_size(f)),
+                             test::dynamic_address(DT_STRTAB, ".dynstr"), test::dynamic_size(DT_STRSZ, ".dynstr"),
+                             test::dynamic_address(rela ? DT_RELA : DT_REL, relocations),
+                             test::dynamic_size(rela ? DT_RELASZ : DT_RELSZ, relocations),
+                             test::dynamic_value(rela ? DT_RELAENT : DT_RELENT, test::relocation_entry_size(f, rela)),
+                             test::dynamic_value(DT_NULL, 0)},
+                 .link = ".dynstr",
+                 .address_delta = 0x10000},
+                {.name = ".data",
+                 .flags = SHF_ALLOC | SHF_WRITE,
+                 .addralign = word,
+                 .bytes = std::vector<uint8_t>(word),
+                 .address_delta = 0x10000}};
   d.segments = {{PT_LOAD, PF_R, 0x10000, test::kFileStart, relocations},
                 {PT_LOAD, PF_R | PF_W, 0x10000, ".dynamic", ".data"},
                 {PT_DYNAMIC, PF_R | PF_W, word, ".dynamic"}};

@@ -42,7 +42,7 @@ TEST_P(Relocations, EachEntryOnceWithItsFields) {
   desc.segments = {{elf::PT_LOAD, elf::PF_R, 0x1000, test::kFileStart, test::kFileEnd}};
   auto image = test::build_elf_image(desc);
   const auto& place = image.section(".rela.dyn");
-  const uint64_t entry = (rela ? 3 : 2) * (f.is64 ? 8 : 4);
+  const uint64_t entry = test::relocation_entry_size(f, rela);
   const SymbolTables::Relocations whole{{place.offset, place.size}, rela};
   const SymbolTables::Relocations plt_part{{place.offset + dynamic.size() * entry, plt.size() * entry}, rela};
   const SymbolTables::Relocations dynamic_part{{place.offset, dynamic.size() * entry}, rela};
