@@ -54,10 +54,19 @@ std::optional<uint64_t> reclaimable_tail(const PlanInputs<E>& in, const EarlierS
   const auto& segment = earlier.earlier_segment;
   if (!in.options.reclaim_earlier_segment || !segment) return std::nullopt;
   uint64_t from = segment->p_offset, end = from + uint64_t(segment->p_filesz);
-  if (end != in.view.bytes().size()) return std::nullopt;
+  if (end > in.view.bytes().size()) return std::nullopt;
   const auto& eh = in.view.ehdr();
   if (!in.view.shdrs().empty() && uint64_t(eh.e_shoff) + uint64_t(eh.e_shnum) * sizeof(elf::Shdr<E>) > from)
     return std::nullopt;
+  // Past the segment, up to the end of the file, only the section names an
+  // earlier edit copied there (appended_writes copies them again).
+  if (end != in.view.bytes().size()) {
+    auto shdrs = in.view.shdrs();
+    uint32_t names = in.view.shstrndx();
+    if (names == 0 || names >= shdrs.size() || (shdrs[names].sh_flags & elf::SHF_ALLOC) ||
+        shdrs[names].sh_offset < end || uint64_t(shdrs[names].sh_offset) + shdrs[names].sh_size != in.view.bytes().size())
+      return std::nullopt;
+  }
   if (uint64_t(eh.e_phoff) < from && uint64_t(eh.e_phoff) + uint64_t(eh.e_phnum) * sizeof(elf::Phdr<E>) > from)
     return std::nullopt;
   for (const auto& ph : in.view.phdrs())

@@ -28,33 +28,6 @@ std::optional<size_t> earlier_note_segment(const PlanInputs<E>& in) {
   return last;
 }
 
-// A segment an earlier runpatch edit appended: the last PT_LOAD (before a
-// resolution-cache segment), holding the dynamic strings and section, and
-// starting with them or the program headers.
-template <class E>
-std::optional<size_t> earlier_runpatch_segment(const PlanInputs<E>& in, std::optional<size_t> note_segment) {
-  auto phdrs = in.view.phdrs();
-  std::optional<size_t> last;
-  size_t loads = 0;
-  for (size_t i = 0; i < phdrs.size(); ++i)
-    if (phdrs[i].p_type == elf::PT_LOAD && i != note_segment) last = i, ++loads;
-  if (!last || loads < 2) return std::nullopt;
-  const Phdr<E>& ph = phdrs[*last];
-  const auto& table = in.table;
-  uint64_t begin = ph.p_offset, end = begin + uint64_t(ph.p_filesz);
-  bool starts_like_ours = begin == table.strtab_offset || begin == uint64_t(in.view.ehdr().e_phoff);
-  if (!starts_like_ours || table.strtab_offset < begin || table.strtab_offset >= end || table.offset < begin ||
-      table.offset >= end)
-    return std::nullopt;
-  return last;
-}
-
-// The PT_NOTE of a resolution-cache note this edit replaces or drops (it is not carried along).
-template <class E>
-bool is_replaced_note(const Phdr<E>& ph, std::optional<uint64_t> replaced_note) {
-  return replaced_note && ph.p_type == elf::PT_NOTE && ph.p_offset == *replaced_note;
-}
-
 // Tables the loader finds only through the dynamic section: a copy in the
 // new segment and a new address in its entry move them. Their sizes come from
 // the section headers (none: not movable).
@@ -73,6 +46,68 @@ std::vector<CarriedRange> movable_dynamic_tables(const PlanInputs<E>& in) {
       }
   }
   return tables;
+}
+
+// Whether a segment another tool appended (patchelf's, for the dynamic
+// strings and section it moved) holds nothing but what this edit moves or
+// carries along: the dynamic strings and section, tables found through the
+// dynamic section, notes and the interpreter. Left behind empty, strip
+// rewrites it as a 0-byte segment whose offset no longer matches its address
+// and the loader rejects the file; given up like an earlier runpatch segment,
+// its entry becomes the new segment's. Needs section headers to tell.
+template <class E>
+bool holds_only_what_moves(const PlanInputs<E>& in, const Phdr<E>& segment) {
+  const auto& view = in.view;
+  if (view.shdrs().empty() || segment.p_memsz != segment.p_filesz) return false;
+  uint64_t begin = segment.p_vaddr, end = begin + uint64_t(segment.p_memsz);
+  auto in_segment = [&](uint64_t vaddr, uint64_t size) { return size > 0 && vaddr < end && begin < vaddr + size; };
+  auto carried_segment = [](uint64_t type) {
+    return type == elf::PT_DYNAMIC || type == elf::PT_NOTE || type == elf::PT_GNU_PROPERTY || type == elf::PT_INTERP;
+  };
+  for (const auto& ph : view.phdrs()) {
+    if (&ph == &segment || !in_segment(ph.p_vaddr, ph.p_memsz)) continue;
+    if (!carried_segment(ph.p_type) || !covers(segment, ph.p_offset, ph.p_filesz)) return false;
+  }
+  auto tables = movable_dynamic_tables(in);
+  auto moves = [&](const elf::Shdr<E>& sh) {
+    uint64_t off = sh.sh_offset;
+    if (off == in.table.strtab_offset || off == in.table.offset) return true;
+    if (std::any_of(tables.begin(), tables.end(), [&](const CarriedRange& t) { return t.off == off; })) return true;
+    return std::any_of(view.phdrs().begin(), view.phdrs().end(), [&](const Phdr<E>& ph) {
+      return carried_segment(ph.p_type) && ph.p_type != elf::PT_DYNAMIC && ph.p_filesz > 0 &&
+             off >= ph.p_offset && off + uint64_t(sh.sh_size) <= uint64_t(ph.p_offset) + uint64_t(ph.p_filesz);
+    });
+  };
+  for (const auto& sh : view.shdrs())
+    if ((sh.sh_flags & elf::SHF_ALLOC) && in_segment(sh.sh_addr, sh.sh_size) && !moves(sh)) return false;
+  return true;
+}
+
+// A segment an earlier runpatch edit appended: the last PT_LOAD (before a
+// resolution-cache segment), holding the dynamic strings and section, and
+// starting with them or the program headers.
+template <class E>
+std::optional<size_t> earlier_runpatch_segment(const PlanInputs<E>& in, std::optional<size_t> note_segment) {
+  auto phdrs = in.view.phdrs();
+  std::optional<size_t> last;
+  size_t loads = 0;
+  for (size_t i = 0; i < phdrs.size(); ++i)
+    if (phdrs[i].p_type == elf::PT_LOAD && i != note_segment) last = i, ++loads;
+  if (!last || loads < 2) return std::nullopt;
+  const Phdr<E>& ph = phdrs[*last];
+  const auto& table = in.table;
+  uint64_t begin = ph.p_offset, end = begin + uint64_t(ph.p_filesz);
+  if (table.strtab_offset < begin || table.strtab_offset >= end || table.offset < begin || table.offset >= end)
+    return std::nullopt;
+  bool starts_like_ours = begin == table.strtab_offset || begin == uint64_t(in.view.ehdr().e_phoff);
+  if (!starts_like_ours && !holds_only_what_moves(in, ph)) return std::nullopt;
+  return last;
+}
+
+// The PT_NOTE of a resolution-cache note this edit replaces or drops (it is not carried along).
+template <class E>
+bool is_replaced_note(const Phdr<E>& ph, std::optional<uint64_t> replaced_note) {
+  return replaced_note && ph.p_type == elf::PT_NOTE && ph.p_offset == *replaced_note;
 }
 
 template <class E>

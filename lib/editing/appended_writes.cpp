@@ -206,6 +206,7 @@ class AppendedWriter {
       RUNPATCH_CHECK(update_note_section(shdrs, new_eh, tail));
     else if (earlier_.place_note)
       RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail));
+    keep_a_section_after_moved(shdrs, tail, moved);
     auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
     if (shdrs.size() == view_.shdrs().size()) {
       plan.writes.push_back(
@@ -217,6 +218,31 @@ class AppendedWriter {
     tail.insert(tail.end(), sh_bytes.begin(), sh_bytes.end());
     new_eh.e_shoff = shoff;
     return moved;
+  }
+
+  // patchelf rewrites an executable (ET_EXEC) by sorting its sections by
+  // offset and asserting that one follows the last section it replaces
+  // (`lastReplaced + 1 < shdrs.size()`, 0.14 to 0.19): with the dynamic
+  // strings and section moved to the end of the file, none would. The section
+  // name table (non-allocated, small) is copied after the segment then; and
+  // again when its earlier copy lies in the bytes this edit writes over.
+  void keep_a_section_after_moved(std::vector<Shdr>& shdrs, std::vector<uint8_t>& tail,
+                                  const std::vector<MovedSection>& moved) const {
+    uint32_t names = view_.shstrndx();
+    if (moved.empty() || names == 0 || names >= shdrs.size()) return;
+    Shdr& table = shdrs[names];
+    if (table.sh_offset >= at_.seg_off) return;  // already copied past the segment (a new note's name)
+    uint64_t last_moved = 0;
+    for (const auto& m : moved) last_moved = std::max<uint64_t>(last_moved, shdrs[m.index].sh_offset);
+    bool overwritten = at_.reclaimed_from && uint64_t(table.sh_offset) >= *at_.reclaimed_from;
+    bool one_follows = std::any_of(shdrs.begin() + 1, shdrs.end(), [&](const Shdr& sh) {
+      return uint64_t(sh.sh_offset) > last_moved && sh.sh_type != elf::SHT_NULL;
+    });
+    if (!overwritten && (view_.ehdr().e_type != elf::ET_EXEC || one_follows)) return;
+    if (!view_.in_file(table.sh_offset, table.sh_size)) return;
+    auto old_names = view_.bytes().subspan(table.sh_offset, table.sh_size);
+    table.sh_offset = at_.seg_off + tail.size();
+    tail.insert(tail.end(), old_names.begin(), old_names.end());
   }
 
   // The sections whose bytes moved into the segment follow them.

@@ -45,13 +45,23 @@ struct DynamicModel {
     return false;
   }
 
+  bool any_changed_tag(const DynamicModel& original) const {
+    if (entries.size() != original.entries.size()) return true;
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (entries[i].tag != original.entries[i].tag) return true;
+    return false;
+  }
+
   void set_runpath(const std::string& value, uint64_t tag) {
     auto first = std::find_if(entries.begin(), entries.end(), is_runpath_entry);
     if (first == entries.end()) {
       entries.push_back({tag, 0, value, true});
       return;
     }
-    if (first->tag != tag || first->text != value) *first = {tag, 0, value, true};
+    if (first->text == value)
+      first->tag = tag;  // only the tag switches: the string stays where it is, one entry write
+    else
+      *first = {tag, 0, value, true};
     // Only one runpath tag may remain: a second one would be ignored or win unexpectedly.
     entries.erase(std::remove_if(first + 1, entries.end(), is_runpath_entry), entries.end());
   }

@@ -66,6 +66,8 @@ class InPlacePlanner {
       // (b) One string rewritten over its own bytes (and free bytes after it): that write commits.
       plan.layout = {LayoutStep::StringOverOwnBytes};
       add_string_writes(plan, WritePhase::Commit, original_strtab, placed->strtab);
+      // A runpath whose tag switches too: the entry's write commits with it (two writes: not one-write).
+      if (placed->model.any_changed_tag(in_.original)) add_dynamic_write(plan, placed->model, WritePhase::Commit);
     } else {
       return std::optional<EditPlan>();
     }

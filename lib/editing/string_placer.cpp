@@ -40,7 +40,10 @@ std::optional<size_t> StringPlacer<E>::single_changed_entry() const {
   std::optional<size_t> only;
   for (size_t i = 0; i < now.size(); ++i) {
     if (!now[i].changed) continue;
-    if (only || now[i].tag != before[i].tag || !before[i].text) return std::nullopt;
+    // DT_RPATH and DT_RUNPATH may switch (--force-rpath, or --set-rpath on DT_RPATH): their string is the same kind.
+    bool same_kind = now[i].tag == before[i].tag ||
+                     (DynamicModel::is_runpath_entry(now[i]) && DynamicModel::is_runpath_entry(before[i]));
+    if (only || !same_kind || !before[i].text) return std::nullopt;
     only = i;
   }
   return only;

@@ -151,9 +151,13 @@ TEST(DynamicModel, SetRunpathReplacesTextInItsPlace) {
 }
 
 TEST(DynamicModel, SetRunpathSwitchesTheTagBothWays) {
-  DynamicModel to_rpath = model_of({{DT_NEEDED, "liba.so"}, {DT_RUNPATH, "/p"}});
+  // The same text: only the tag switches, the string stays (no new string to place; one entry write).
+  const DynamicModel with_runpath = model_of({{DT_NEEDED, "liba.so"}, {DT_RUNPATH, "/p"}});
+  DynamicModel to_rpath = with_runpath;
   to_rpath.set_runpath("/p", DT_RPATH);
-  EXPECT_EQ(entries_of(to_rpath), (std::vector<Entry>{{DT_NEEDED, "liba.so", false}, {DT_RPATH, "/p", true}}));
+  EXPECT_EQ(entries_of(to_rpath), (std::vector<Entry>{{DT_NEEDED, "liba.so", false}, {DT_RPATH, "/p", false}}));
+  EXPECT_TRUE(to_rpath.any_changed(with_runpath));
+  EXPECT_TRUE(to_rpath.any_changed_tag(with_runpath));
   DynamicModel to_runpath = model_of({{DT_RPATH, "/p"}});
   to_runpath.set_runpath("/q", DT_RUNPATH);
   EXPECT_EQ(entries_of(to_runpath), (std::vector<Entry>{{DT_RUNPATH, "/q", true}}));
