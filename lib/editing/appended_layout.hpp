@@ -21,6 +21,7 @@ struct CarriedRange {
   uint64_t off, size, align;
   uint64_t rel = 0;          // place in the new segment, once laid out
   uint64_t dynamic_tag = 0;  // a table the dynamic section points at (DT_GNU_HASH ...); 0 for notes
+  bool placed_anyway = false;  // the dynamic strings or section: the segment holds their new copy already
 };
 
 template <class E>

@@ -49,37 +49,25 @@ std::vector<CarriedRange> movable_dynamic_tables(const PlanInputs<E>& in) {
 }
 
 // Whether a segment another tool appended (patchelf's, for the dynamic
-// strings and section it moved) holds nothing but what this edit moves or
-// carries along: the dynamic strings and section, tables found through the
-// dynamic section, notes and the interpreter. Left behind empty, strip
-// rewrites it as a 0-byte segment whose offset no longer matches its address
-// and the loader rejects the file; given up like an earlier runpatch segment,
-// its entry becomes the new segment's. Needs section headers to tell.
+// strings and section it moved) holds nothing but the dynamic strings and
+// section, which this edit moves anyway. Left behind empty, strip rewrites it
+// as a 0-byte segment whose offset no longer matches its address and the
+// loader rejects the file; given up like an earlier runpatch segment, its
+// entry becomes the new segment's. One that holds more (notes, hash tables)
+// stays: strip keeps it, and carrying its contents would cost their size.
+// Needs section headers to tell.
 template <class E>
 bool holds_only_what_moves(const PlanInputs<E>& in, const Phdr<E>& segment) {
   const auto& view = in.view;
   if (view.shdrs().empty() || segment.p_memsz != segment.p_filesz) return false;
   uint64_t begin = segment.p_vaddr, end = begin + uint64_t(segment.p_memsz);
   auto in_segment = [&](uint64_t vaddr, uint64_t size) { return size > 0 && vaddr < end && begin < vaddr + size; };
-  auto carried_segment = [](uint64_t type) {
-    return type == elf::PT_DYNAMIC || type == elf::PT_NOTE || type == elf::PT_GNU_PROPERTY || type == elf::PT_INTERP;
-  };
-  for (const auto& ph : view.phdrs()) {
-    if (&ph == &segment || !in_segment(ph.p_vaddr, ph.p_memsz)) continue;
-    if (!carried_segment(ph.p_type) || !covers(segment, ph.p_offset, ph.p_filesz)) return false;
-  }
-  auto tables = movable_dynamic_tables(in);
-  auto moves = [&](const elf::Shdr<E>& sh) {
-    uint64_t off = sh.sh_offset;
-    if (off == in.table.strtab_offset || off == in.table.offset) return true;
-    if (std::any_of(tables.begin(), tables.end(), [&](const CarriedRange& t) { return t.off == off; })) return true;
-    return std::any_of(view.phdrs().begin(), view.phdrs().end(), [&](const Phdr<E>& ph) {
-      return carried_segment(ph.p_type) && ph.p_type != elf::PT_DYNAMIC && ph.p_filesz > 0 &&
-             off >= ph.p_offset && off + uint64_t(sh.sh_size) <= uint64_t(ph.p_offset) + uint64_t(ph.p_filesz);
-    });
-  };
+  for (const auto& ph : view.phdrs())
+    if (&ph != &segment && in_segment(ph.p_vaddr, ph.p_memsz) && ph.p_type != elf::PT_DYNAMIC) return false;
   for (const auto& sh : view.shdrs())
-    if ((sh.sh_flags & elf::SHF_ALLOC) && in_segment(sh.sh_addr, sh.sh_size) && !moves(sh)) return false;
+    if ((sh.sh_flags & elf::SHF_ALLOC) && in_segment(sh.sh_addr, sh.sh_size) &&
+        sh.sh_offset != in.table.strtab_offset && sh.sh_offset != in.table.offset)
+      return false;
   return true;
 }
 
@@ -189,7 +177,7 @@ class RoomFinder {
         carry<E>(room.carried, *ph);
     }
     for (const CarriedRange& t : evacuation->tables)
-      if (t.dynamic_tag != elf::DT_STRTAB) room.carried.push_back(t);  // the strings are placed anyway
+      if (!t.placed_anyway) room.carried.push_back(t);
     return interp_moves;
   }
 
@@ -291,7 +279,9 @@ class RoomFinder {
     std::vector<CarriedRange> tables;
     if (with_dynamic_ && !in_.options.in_place) {
       tables = movable_dynamic_tables(in_);
-      tables.push_back({in_.table.strtab_offset, in_.table.strtab_size, 1, 0, elf::DT_STRTAB});
+      tables.push_back({in_.table.strtab_offset, in_.table.strtab_size, 1, 0, elf::DT_STRTAB, true});
+      // The dynamic section too (patchelf 0.14 puts it right after the table of a program it shifted).
+      tables.push_back({in_.table.offset, in_.table.slots.size() * sizeof(elf::Dyn<E>), 8, 0, 0, true});
     }
     Evacuation<E> chosen;
     if (!choose_evacuated(chosen, *load, tables, table_end, need_end)) return std::nullopt;
