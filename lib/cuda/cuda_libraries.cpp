@@ -46,7 +46,12 @@ bool is_compat_layer(const std::string& entry, const std::filesystem::path& host
     auto info = read_elf_info(host_dir / name);
     if (info) return !is_stub_libcuda(*info);
   }
-  return false;
+  // A ".../compat" directory this machine lacks (the compat hook writes the
+  // target's path, warned "written anyway"): nothing but a compat layer is
+  // named so in a runpath, and taking it for one keeps it ahead of the driver
+  // whichever hook runs first.
+  std::error_code ec;
+  return trimmed.ends_with("/compat") && !std::filesystem::exists(host_dir, ec);
 }
 
 bool libcuda_needs_driver_beside(const std::filesystem::path& host_dir) {

@@ -19,8 +19,8 @@ namespace runpatch {
 // Bytes copied into the new segment: a note, or a table found through the dynamic section.
 struct CarriedRange {
   uint64_t off, size, align;
-  uint64_t rel = 0;          // place in the new segment, once laid out
-  uint64_t dynamic_tag = 0;  // a table the dynamic section points at (DT_GNU_HASH ...); 0 for notes
+  uint64_t rel = 0;            // place in the new segment, once laid out
+  uint64_t dynamic_tag = 0;    // a table the dynamic section points at (DT_GNU_HASH ...); 0 for notes
   bool placed_anyway = false;  // the dynamic strings or section: the segment holds their new copy already
 };
 

@@ -64,7 +64,8 @@ std::optional<uint64_t> reclaimable_tail(const PlanInputs<E>& in, const EarlierS
     auto shdrs = in.view.shdrs();
     uint32_t names = in.view.shstrndx();
     if (names == 0 || names >= shdrs.size() || (shdrs[names].sh_flags & elf::SHF_ALLOC) ||
-        shdrs[names].sh_offset < end || uint64_t(shdrs[names].sh_offset) + shdrs[names].sh_size != in.view.bytes().size())
+        shdrs[names].sh_offset < end ||
+        uint64_t(shdrs[names].sh_offset) + shdrs[names].sh_size != in.view.bytes().size())
       return std::nullopt;
   }
   if (uint64_t(eh.e_phoff) < from && uint64_t(eh.e_phoff) + uint64_t(eh.e_phnum) * sizeof(elf::Phdr<E>) > from)

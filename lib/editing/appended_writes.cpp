@@ -231,7 +231,8 @@ class AppendedWriter {
     uint32_t names = view_.shstrndx();
     if (moved.empty() || names == 0 || names >= shdrs.size()) return;
     Shdr& table = shdrs[names];
-    if (table.sh_offset != view_.shdrs()[names].sh_offset) return;  // already copied past the segment (a new note's name)
+    if (table.sh_offset != view_.shdrs()[names].sh_offset)
+      return;  // already copied past the segment (a new note's name)
     uint64_t last_moved = 0;
     for (const auto& m : moved) last_moved = std::max<uint64_t>(last_moved, shdrs[m.index].sh_offset);
     bool overwritten = at_.reclaimed_from && uint64_t(table.sh_offset) >= *at_.reclaimed_from;

@@ -88,4 +88,15 @@ std::string describe_layout(const std::vector<LayoutStep>& layout) {
   return text;
 }
 
+std::string runpath_after(const EditOutcome& outcome) {
+  std::string before = outcome.before.runpath.value_or(outcome.before.rpath.value_or(""));
+  if (!outcome.runpath_change) return before;
+  switch (outcome.runpath_change->kind) {
+    case RunpathChange::Kind::Keep: return before;
+    case RunpathChange::Kind::Set: return outcome.runpath_change->value;
+    case RunpathChange::Kind::Remove: return "";
+  }
+  return before;
+}
+
 }  // namespace runpatch

@@ -59,6 +59,10 @@ Expected<Planned> plan_edit(const Source& source, const EditRequest& request, co
   Planned p;
   EditOutcome& outcome = p.outcome;
   outcome.before = source.before;
+  // The request's runpath was evaluated once (evaluated_once): this is that answer, kept for the tools.
+  if (request.runpath) {
+    RUNPATCH_TRY(outcome.runpath_change, request.runpath(source.before));
+  }
   RUNPATCH_TRY(p.plan, visit_elf(bytes, source.path,
                                  [&](const auto& view) { return plan_edit(view, outcome.before, options, request); }));
   spoil_plan_for_testing(p.plan, hooks);

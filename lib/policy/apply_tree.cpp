@@ -65,7 +65,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
       out.error = outcome.error().message();
       return;
     }
-    out.new_runpath = apply_policy(policy, effective_runpath(outcome->before));
+    out.new_runpath = runpath_after(*outcome);  // what the edit computed and wrote, not a second computation
     for (auto& warning : outcome->warnings) out.warnings.push_back(std::move(warning.text));
     out.status = outcome->strategy == EditStrategy::Unchanged ? PolicyFileOutcome::Status::Unchanged
                                                               : PolicyFileOutcome::Status::Edited;

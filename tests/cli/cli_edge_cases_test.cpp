@@ -64,6 +64,13 @@ TEST(CliEdges, CompatLayerByContentStaysAheadOfTheDriverInEitherOrder) {
       for (const auto& step : steps) ASSERT_EQ(cli(step).exit_code, 0) << step[0];
       EXPECT_EQ(runpath(lib), expected) << (compat_first ? "compat, then driver" : "driver, then compat");
     }
+    // The dry run prints the runpath the edit computes and the real run writes.
+    fs::path dry = copy_of("lib/libgreet.so", dir / "out/dry/libgreet.so");
+    ASSERT_EQ(cli({"set", "--runpath", compat.string(), dry.string()}).exit_code, 0);
+    auto preview = cli({"driver", "-n", dry.string()});
+    EXPECT_TRUE(contains(preview.output, "-> '" + expected + "'")) << preview.output;
+    ASSERT_EQ(cli({"driver", dry.string()}).exit_code, 0);
+    EXPECT_EQ(runpath(dry), expected);
     fs::path wrong = copy_of("lib/libgreet.so", dir / "out/wrong/libgreet.so");
     ASSERT_EQ(cli({"set", "--runpath", "/run/opengl-driver/lib:" + compat.string(), wrong.string()}).exit_code, 0);
     auto check = cli({"check", "--ignore-environment", wrong.string()});
@@ -71,6 +78,24 @@ TEST(CliEdges, CompatLayerByContentStaysAheadOfTheDriverInEitherOrder) {
     EXPECT_TRUE(contains(check.output, "compat-after-driver")) << check.output;
     fs::remove_all(dir / "out");
   }
+}
+
+// A compat directory the patching machine lacks (cuda_compat of the target,
+// warned "written anyway") stays ahead of the driver whichever hook runs first.
+TEST(CliEdges, AMissingCompatDirectoryStaysAheadOfTheDriverInEitherOrder) {
+  fs::path dir = fs::absolute(test::scratch_dir("cli_edges/compat-missing"));
+  std::string compat = "/nonexistent/usr/local/cuda-12.8/compat";
+  std::string expected = compat + ":/run/opengl-driver/lib";
+  for (bool compat_first : {true, false}) {
+    fs::path lib = copy_of("lib/libgreet.so", dir / (compat_first ? "a" : "b") / "libgreet.so");
+    std::vector<std::vector<std::string>> steps = {{"compat", "--libcuda", compat, lib.string()},
+                                                   {"driver", lib.string()}};
+    if (!compat_first) std::swap(steps[0], steps[1]);
+    for (const auto& step : steps) ASSERT_EQ(cli(step).exit_code, 0) << step[0];
+    EXPECT_EQ(runpath(lib), expected) << (compat_first ? "compat, then driver" : "driver, then compat");
+  }
+  EXPECT_EQ(test::read_file(dir / "a/libgreet.so"), test::read_file(dir / "b/libgreet.so"))
+      << "the bytes do not depend on the hooks' order";
 }
 
 // A command line CLI11 cannot parse is one error naming the tool, exit 2.

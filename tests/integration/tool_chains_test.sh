@@ -3,8 +3,9 @@
 # take a later patchelf (issue 48).
 #
 # Each file — the fixture programs prog-pie and prog-nopie (x86-64), a copy of
-# libz.so.1 and of a large system library (libLLVM-15, else libstdc++) — goes
-# through chains of two and three edits, each edit by one of
+# libz.so.1 and of a large system library (libLLVM-15, 117 MB, else libstdc++;
+# the chains in LARGE_CHAINS only) — goes through chains of two and three
+# edits, each edit by one of
 #   P   patchelf (each one in PATCHELFS, one chain per patchelf)
 #   R   runpatch-patchelf
 #   S   runpatch set
@@ -26,7 +27,11 @@
 # patchelf on the same input; runpatch-patchelf must not grow the file more.
 #
 # Cells: ok; FAIL(what) (counted); ~FAIL(what) (the control chain fails there
-# too with that patchelf: the tool's own, not counted); - (an earlier step failed).
+# too with that patchelf: the tool's own, not counted); - (an earlier step failed);
+# UNMAPPED(what): a patchelf edit left an interpreter, note or dynamic segment
+# outside every PT_LOAD (patchelf 0.14.3 on a non-PIE program whose .dynstr
+# left the first segment, see segments_mapped): listed and counted apart, as
+# are the later tools' failures on that file (KNOWN).
 #
 # Usage: tool_chains_test.sh RUNPATCH_CLI RUNPATCH_PATCHELF FIXTURES_DIR SCRATCH_DIR
 # Environment:
@@ -71,12 +76,14 @@ cc -O2 -o "$run/dlopen_check" "$run/dlopen_check.c" -ldl
 
 long_name=$(printf 'long%.0s' {1..20})
 FILES=("$base/prog-pie" "$base/prog-nopie" /usr/lib/x86_64-linux-gnu/libz.so.1)
+large=''
 if [[ ${TOOL_CHAINS_QUICK:-0} != 1 ]]; then
-  for big in /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1 /usr/lib/x86_64-linux-gnu/libstdc++.so.6; do
-    [[ -f $big ]] && { FILES+=("$big"); break; }
+  for large in /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1 /usr/lib/x86_64-linux-gnu/libstdc++.so.6; do
+    [[ -f $large ]] && { FILES+=("$large"); break; }
   done
 fi
 CHAINS=(PR RP PS SP PPR PRP RPR PRS SPS RRP SSP)
+LARGE_CHAINS=(PR RP PPR RPR SPS)  # each step copies the large library: the orders that found its faults
 POST=(strip strip-g debuglink eu-strip llvm-strip)
 for i in "${!patchelfs[@]}"; do POST+=("patchelf$i"); done
 
@@ -128,13 +135,43 @@ loads() {
 }
 expected_output=$(LD_LIBRARY_PATH=$base/lib "$base/prog-pie")
 
+# segments_mapped FILE: each PT_INTERP, PT_NOTE and PT_DYNAMIC lies inside a PT_LOAD in the file.
+# patchelf 0.14.3 rewrites a non-PIE program (rewriteSectionsExecutable) over
+# the bytes between its program headers and the first code section without a
+# shift when they suffice — and then neither extends the first PT_LOAD over
+# what it wrote there nor makes it writable (fixed in later patchelf: "keep
+# relocated .dynamic writable"). Linkers' files never take that path (its
+# loop stops after .dynstr, which sits in the first segment); a file whose
+# .dynstr moved out of it does (runpatch's, after a first edit). The program
+# may still run (the kernel reads PT_INTERP from the file), but strip then
+# breaks it, and a moved .dynamic in a read-only page crashes it.
+segments_mapped() {
+  local type off _va _pa size rest lo=() hi=() kinds=() offs=() ends=() i j inside
+  while read -r type off _va _pa size rest; do
+    case $type in
+      LOAD) lo+=($((off))) hi+=($((off + size))) ;;
+      INTERP | NOTE | DYNAMIC) kinds+=("$type") offs+=($((off))) ends+=($((off + size))) ;;
+    esac
+  done < <(readelf -lW "$1" | grep -E '^ +(LOAD|INTERP|NOTE|DYNAMIC) ')
+  for i in "${!kinds[@]}"; do
+    inside=0
+    for j in "${!lo[@]}"; do
+      ((offs[i] >= lo[j] && ends[i] <= hi[j])) && inside=1
+    done
+    if [[ $inside == 0 ]]; then
+      printf '%s at %#x outside every PT_LOAD' "${kinds[i]}" "${offs[i]}"
+      return 1
+    fi
+  done
+}
+
 # row FILE PATCHELF_INDEX CHAIN: one line "label cells..." into $run/rows/...
 row() {
   local src=$1 pi=$2 chain=$3 name dir cells=() why k tool step=0 size_before size_after
   name=$(basename "$src")
   dir=$run/cells/$name.$pi.$chain && mkdir -p "$dir"
   cp "$src" "$dir/f" && chmod u+w "$dir/f"
-  local ok=1
+  local ok=1 unmapped=0
   for ((k = 1; k <= ${#chain}; ++k)); do
     tool=${chain:k-1:1}
     [[ $tool == P ]] && tool=P$pi
@@ -144,6 +181,9 @@ row() {
       cells+=("edit$k:FAIL(${why:0:120})"); ok=0; break
     fi
     if ! why=$(loads "$dir/f"); then cells+=("edit$k:FAIL($why)"); ok=0; break; fi
+    if [[ $tool == P* ]] && ! why=$(segments_mapped "$dir/f"); then
+      cells+=("edit$k:UNMAPPED($why)"); unmapped=1; continue
+    fi
     cells+=("edit$k:ok")
     if [[ $tool == R ]]; then  # growth against the first patchelf on the same input
       size_after=$(stat -c %s "$dir/f")
@@ -155,8 +195,10 @@ row() {
   for t in "${POST[@]}"; do
     if [[ $ok == 0 ]]; then cells+=("$t:-"); continue; fi
     rm -rf "$dir/post" && mkdir "$dir/post" && cp "$dir/f" "$dir/post/f"
-    if ! why=$(post "$t" "$dir/post/f" 2>&1); then cells+=("$t:FAIL(${why:0:120})"); continue; fi
-    if ! why=$(loads "$dir/post/f"); then cells+=("$t:FAIL($why)"); continue; fi
+    local failed_as=FAIL
+    [[ $unmapped == 1 ]] && failed_as=KNOWN  # after patchelf left a segment unmapped: its own doing
+    if ! why=$(post "$t" "$dir/post/f" 2>&1); then cells+=("$t:$failed_as(${why:0:120})"); continue; fi
+    if ! why=$(loads "$dir/post/f"); then cells+=("$t:$failed_as($why)"); continue; fi
     cells+=("$t:ok")
   done
   printf '%s\n' "${cells[@]}" >"$run/rows/$name.$pi.$chain"
@@ -167,7 +209,9 @@ mkdir -p "$run/rows" "$run/cells"
 jobs_max=$(nproc)
 for src in "${FILES[@]}"; do
   for pi in "${!patchelfs[@]}"; do
-    for chain in "${CHAINS[@]}" PP PPP; do
+    chains=("${CHAINS[@]}")
+    [[ $src == "$large" ]] && chains=("${LARGE_CHAINS[@]}")
+    for chain in "${chains[@]}" PP PPP; do
       while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do wait -n || true; done
       row "$src" "$pi" "$chain" &
     done
@@ -181,7 +225,9 @@ for src in "${FILES[@]}"; do
   name=$(basename "$src")
   for pi in "${!patchelfs[@]}"; do
     echo "== $name, P = ${patchelfs[$pi]} ($("${patchelfs[$pi]}" --version 2>&1 | head -n 1))"
-    for chain in PP PPP "${CHAINS[@]}"; do
+    chains=("${CHAINS[@]}")
+    [[ $src == "$large" ]] && chains=("${LARGE_CHAINS[@]}")
+    for chain in PP PPP "${chains[@]}"; do
       control=$run/rows/$name.$pi.$(printf 'P%.0s' $(seq ${#chain}))
       line="  $(printf '%-4s' "$chain")"
       while IFS= read -r cell; do
@@ -199,6 +245,8 @@ for src in "${FILES[@]}"; do
     done
   done
 done
+known=$(cat "$run"/rows/* | grep -c '^edit[0-9]:UNMAPPED' || true)
+[[ $known -eq 0 ]] || echo "tool_chains: $known chains where patchelf left a segment unmapped (patchelf 0.14.3's executable rewrite, see segments_mapped)"
 if [[ $failed -gt 0 ]]; then
   echo "tool_chains: $failed cells failed" >&2
   exit 1

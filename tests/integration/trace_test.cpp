@@ -2,6 +2,7 @@
 // build_trace_fixtures), each report checked against the loader's own account
 // of the same run: LD_DEBUG=libs names, for each library, the paths it tried
 // and whose RPATH or RUNPATH each search path came from.
+#include <csignal>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -213,6 +214,22 @@ TEST(Trace, MissingLibraryIsReportedAsFailed) {
     if (s["step"] != "cache") tried.push_back(s["path"]);
   EXPECT_EQ(tried, debug.tried);
   EXPECT_EQ(trace({"main:libtrace-missing.so"}, "", {"--fail-on", "failed"}).exit_code, 1);
+}
+
+// With --fail-on (CI), a failing command fails the step with its own status,
+// whatever the trace found; without it the report is the result (exit 0).
+TEST(Trace, FailOnKeepsTheCommandsFailure) {
+  auto traced = [](std::vector<std::string> fail_on, const std::string& script) {
+    std::vector<std::string> argv{RUNPATCH_CLI, "trace", "-o", "/dev/null"};
+    argv.insert(argv.end(), fail_on.begin(), fail_on.end());
+    for (const char* word : {"--", "/bin/sh", "-c"}) argv.push_back(word);
+    argv.push_back(script);
+    return test::run_command(argv).exit_code;
+  };
+  EXPECT_EQ(traced({"--fail-on", "undeclared-dlopen"}, "exit 3"), 3);
+  EXPECT_EQ(traced({"--fail-on", "failed"}, "kill -SEGV $$"), 128 + SIGSEGV);
+  EXPECT_EQ(traced({"--fail-on", "failed"}, "exit 0"), 0);
+  EXPECT_EQ(traced({}, "exit 3"), 0);
 }
 
 TEST(Trace, LibraryOpensASiblingThroughOrigin) {

@@ -36,6 +36,11 @@ ImageDesc describe_synthetic_elf(const SyntheticSpec& spec) {
   desc.osabi = spec.osabi;
   desc.section_headers = spec.with_section_headers;
   const uint64_t word = spec.is64 ? 8 : 4;
+  if (spec.code_after_headers) {
+    SectionDesc text{".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 16};
+    text.bytes.assign(64, 0xf4);  // hlt: never run, only in the way
+    desc.sections.push_back(text);
+  }
   if (spec.interpreter) {
     SectionDesc interp{".interp", SHT_PROGBITS, SHF_ALLOC};
     interp.bytes.assign(spec.interpreter->begin(), spec.interpreter->end());

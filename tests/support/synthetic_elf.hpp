@@ -44,6 +44,9 @@ struct SyntheticSpec {
   // A .note.gnu.property note (x86 feature bits) described by both PT_NOTE and
   // PT_GNU_PROPERTY, as x86-64 and aarch64 linkers emit it; after the interpreter.
   bool gnu_property_note = false;
+  // Code (a .text section) right after the program header table: nothing
+  // there can move, so a table that must grow moves itself (rule 5).
+  bool code_after_headers = false;
 };
 
 // Where the builder put things, for tests that corrupt them.

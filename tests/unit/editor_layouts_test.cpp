@@ -195,6 +195,7 @@ std::vector<LayoutCase> layout_cases() {
   auto short_strings_no_sections = [](test::SyntheticSpec& s) {
     s.needed = {"libfoo.so.1"};
     s.with_section_headers = false;
+    s.code_after_headers = true;
   };
   return {
       {"interpreter-in-place",
@@ -245,8 +246,8 @@ std::vector<LayoutCase> layout_cases() {
        kLongRunpath},
       // The strings after the table move into the new segment (a copy may move them).
       {"evacuated-after-table", library, keep, long_runpath, false, {LayoutStep::EvacuatedAfterTable}, kLongRunpath},
-      // Nothing after the table can move (without section headers no byte past the
-      // short strings can be proven free): the table moves into the new segment.
+      // Nothing after the table can move (code follows it; without section headers
+      // no other byte can be proven free): the table moves into the new segment.
       {"moved-program-headers",
        short_strings_no_sections,
        keep,

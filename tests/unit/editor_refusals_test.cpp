@@ -89,13 +89,14 @@ Refusal overlapping_loads() {
 }
 
 std::vector<Refusal> refusals() {
-  // A program whose program header table must move (nothing after it may:
+  // A program whose program header table must move (code follows it, and
   // without section headers no byte can be proven free), so the new segment
   // keeps the first PT_LOAD's address - offset for kernels before 5.18.
   auto table_must_move = [](test::SyntheticSpec& s) {
     s.type = elf::ET_EXEC;
     s.needed = {"libfoo.so.1"};
     s.with_section_headers = false;
+    s.code_after_headers = true;
   };
   auto library = [](test::SyntheticSpec& s) { s.needed = {"libfoo.so.1"}; };
   auto no_strings = [](test::SyntheticSpec&) {};  // no entry names a string

@@ -20,16 +20,16 @@ std::string shown(const std::optional<std::string>& value) { return value ? "'" 
 
 // "  field: 'old' -> 'new'" for each value the request changes, read from the
 // file as it is now: what --dry-run would write.
-std::string planned_changes(const ElfInfo& before, const EditRequest& request) {
+std::string planned_changes(const EditOutcome& outcome, const EditRequest& request) {
+  const ElfInfo& before = outcome.before;
   std::string out;
   auto line = [&](const char* field, const std::string& old_value, const std::string& new_value) {
     if (old_value != new_value) out += fmt::format("  {}: {} -> {}\n", field, old_value, new_value);
   };
-  if (request.runpath) {
+  if (const auto& change = outcome.runpath_change; change && change->kind != RunpathChange::Kind::Keep) {
     std::optional<std::string> old_runpath = before.runpath ? before.runpath : before.rpath;
-    if (auto change = request.runpath(before); change && change->kind != RunpathChange::Kind::Keep)
-      line(before.runpath || !before.rpath ? "runpath" : "rpath", shown(old_runpath),
-           change->kind == RunpathChange::Kind::Set ? shown(change->value) : "(removed)");
+    line(before.runpath || !before.rpath ? "runpath" : "rpath", shown(old_runpath),
+         change->kind == RunpathChange::Kind::Set ? shown(change->value) : "(removed)");
   }
   if (request.interpreter) line("interpreter", shown(before.interpreter), shown(request.interpreter));
   if (request.soname) line("soname", shown(before.soname), shown(request.soname));
@@ -60,7 +60,7 @@ void print_outcome(const std::string& name, const EditOutcome& outcome, bool dry
   fmt::print("{}: {}{} ({}){}; {} -> {} bytes, {:+} ({} bytes written)\n", name, dry_run ? "would edit, " : "",
              strategy_name(outcome.strategy), outcome.layout_description, way.empty() ? "" : ", " + way,
              outcome.old_size, outcome.new_size, int64_t(outcome.new_size) - int64_t(outcome.old_size), written);
-  if (dry_run) fmt::print("{}", planned_changes(outcome.before, request));
+  if (dry_run) fmt::print("{}", planned_changes(outcome, request));
 }
 
 struct SetOptions {

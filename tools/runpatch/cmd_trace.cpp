@@ -206,6 +206,9 @@ int run_trace(const TraceOptions& o) {
   } else {
     fmt::print("{}", report);
   }
+  // In CI (--fail-on) a command that failed fails the step too, with its own
+  // status (128 + the signal that ended it), whatever the trace found.
+  if (!o.fail_on.empty() && run->exit_code != 0) return run->exit_code;
   return trace_fails(o.fail_on, analysis) ? kExitProblem : kExitOk;
 }
 

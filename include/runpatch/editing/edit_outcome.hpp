@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runpatch/editing/edit_request.hpp"
 #include "runpatch/reading/elf_info.hpp"
 
 namespace runpatch {
@@ -112,7 +114,13 @@ struct EditOutcome {
   uint64_t new_size = 0;
   ElfInfo before;
   std::vector<EditWarning> warnings;  // e.g. why no resolution cache was written
+  // The runpath change the edit computed (once, from `before`): what it wrote,
+  // or would write in a dry run. Tools print this, never a second computation.
+  std::optional<RunpathChange> runpath_change;
 };
+
+// The runpath (DT_RUNPATH, else DT_RPATH) the file has after the edit: "" for none.
+std::string runpath_after(const EditOutcome& outcome);
 
 std::string strategy_name(EditStrategy strategy);
 std::string written_as_name(WrittenAs way);  // "" for NotWritten

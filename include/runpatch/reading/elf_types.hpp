@@ -232,7 +232,7 @@ inline constexpr uint32_t NT_FDO_DLOPEN_METADATA = 0x407c0c0a;
 inline constexpr uint32_t SHT_NULL = 0, SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_RELA = 4, SHT_HASH = 5,
                           SHT_DYNAMIC = 6, SHT_NOTE = 7, SHT_NOBITS = 8, SHT_REL = 9, SHT_DYNSYM = 11,
                           SHT_GNU_HASH = 0x6ffffff6, SHT_GNU_VERSYM = 0x6fffffff;
-inline constexpr uint64_t SHF_WRITE = 1, SHF_ALLOC = 2;
+inline constexpr uint64_t SHF_WRITE = 1, SHF_ALLOC = 2, SHF_EXECINSTR = 4;
 inline constexpr uint32_t SHN_LORESERVE = 0xff00;
 
 // d_tag
