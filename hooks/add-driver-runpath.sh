@@ -23,3 +23,11 @@ addDriverRunpath() {
   "${RUNPATCH:-runpatch}" driver --in-place ${forceRpath:+--force-rpath} --driver-dir "${driverLink:-/run/opengl-driver}/lib" \
     ${NIX_BUILD_TOP:+--forbid "$NIX_BUILD_TOP/"} -- "$@"
 }
+
+# The name before Nixpkgs' 2024 rename (addOpenGLRunpath, with its variable
+# addOpenGLRunpath.driverLink spelled driverLink here too): packages that still
+# call it get the hook, with a deprecation warning naming the new one.
+addOpenGLRunpath() {
+  echo "addOpenGLRunpath: warning: addOpenGLRunpath is deprecated (renamed in Nixpkgs in 2024); use addDriverRunpath" >&2
+  addDriverRunpath "$@"
+}

@@ -16,7 +16,7 @@ autoFixElfFiles() {
   done
   [ ${#outputPaths[@]} -gt 0 ] || return 0
   case "$action" in
-    addDriverRunpath | addCudaCompatRunpath)
+    addDriverRunpath | addOpenGLRunpath | addCudaCompatRunpath)
       "$action" "$@" "${outputPaths[@]}"
       ;;
     *)

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "policy/check_jetson_rules.hpp"
 #include "policy/check_nix_rules.hpp"
@@ -32,6 +33,60 @@ namespace {
 Finding make_finding(CheckRule rule, std::string file, std::string message,
                      std::optional<Severity> severity = std::nullopt) {
   return {rule, severity.value_or(rule_info(rule).severity), std::move(file), std::move(message)};
+}
+
+// Two spellings of one file compare equal (symlinked roots, "..").
+std::string same_file_key(const std::string& path) {
+  std::error_code ec;
+  fs::path canonical = fs::weakly_canonical(path, ec);
+  return ec ? path : canonical.string();
+}
+
+// A dependency (requester) of a checked program found `library` through what
+// loads it: the DT_RPATH of an object above it, or the library already loaded.
+struct FoundInContext {
+  std::string requester, library, program;
+  FoundVia via;
+};
+
+// A library checked alone misses what a program of the same run supplies it
+// (its DT_RPATH, inherited down the chain, or the library it loaded first):
+// it loads fine there. The finding stays, as a note naming that context.
+void judge_in_the_programs_context(std::vector<std::vector<Finding>>& per_file,
+                                   const std::vector<FoundInContext>& finds, const fs::path& root) {
+  for (auto& findings : per_file)
+    for (auto& f : findings) {
+      if (f.rule != CheckRule::UnresolvedNeeded || !f.requester.empty() || f.library.empty()) continue;
+      for (const auto& find : finds)
+        if (find.library == f.library &&
+            same_file_key(under_root(root, find.requester).string()) == same_file_key(f.file)) {
+          f.severity = Severity::Info;
+          f.message += fmt::format(
+              " on its own; loaded by {}, it is found ({}): it holds only where {} is loaded some other way",
+              find.program,
+              find.via == FoundVia::Rpath ? "through that program's DT_RPATH, inherited"
+                                          : "that program has already loaded it",
+              f.file);
+          break;
+        }
+    }
+}
+
+// Each failure once: a dependency's unresolved library that the dependency,
+// checked in the same run, reports itself is not repeated at every program
+// that loads it.
+void drop_failures_reported_at_their_requester(std::vector<std::vector<Finding>>& per_file, const fs::path& root) {
+  auto key = same_file_key;
+  std::set<std::pair<std::string, std::string>> reported;
+  for (const auto& findings : per_file)
+    for (const auto& f : findings)
+      if (f.rule == CheckRule::UnresolvedNeeded && f.requester.empty() && !f.library.empty() &&
+          f.severity == Severity::Error)
+        reported.insert({key(f.file), f.library});
+  for (auto& findings : per_file)
+    std::erase_if(findings, [&](const Finding& f) {
+      return !f.requester.empty() && reported.count({key(under_root(root, f.requester).string()), f.library});
+    });
 }
 
 class Checker {
@@ -61,6 +116,52 @@ class Checker {
   void add(CheckRule rule, std::string message, std::optional<Severity> severity = std::nullopt) {
     if (o_.disabled.count(rule)) return;
     out_->push_back(make_finding(rule, file_, std::move(message), severity));
+  }
+
+  // The program as the loader runs it: a library that a dependency needs and
+  // that its search (its own runpath, DT_RPATH inherited down the chain) does
+  // not find stops the program too. Reported here with the chain that leads
+  // there; check_paths drops it when the requester, checked itself, reports it.
+  void unresolved_in_closure(const DependencyTree& tree) {
+    for (const auto& edge : tree.edges) {
+      const Resolution& r = edge.resolution;
+      bool inherited = r.via == FoundVia::Rpath && r.via_object != tree.objects[edge.from].path;
+      if (edge.from != 0 && r.path && (inherited || r.via == FoundVia::AlreadyLoaded))
+        found_in_context.push_back({tree.objects[edge.from].path, r.name, file_, r.via});
+    }
+    for (const auto& edge : tree.edges) {
+      // The driver's libraries are absent where packages are built: driver-library judges them, at their requester.
+      if (edge.from == 0 || edge.dlopen || edge.resolution.path || is_driver_library(edge.resolution.name)) continue;
+      // As the loader names it ("bin/../ext/libA.so"), shown without the detour.
+      const std::string requester = fs::path(tree.objects[edge.from].path).lexically_normal().string();
+      std::string chain = edge.resolution.name;
+      for (std::optional<size_t> at = edge.from; at; at = tree.objects[*at].loader)
+        chain = basename_of(tree.objects[*at].path) + " -> " + chain;
+      add(CheckRule::UnresolvedNeeded,
+          fmt::format("{} is not found for {} ({} places tried; loaded as {}): the runpath of {} must find it",
+                      edge.resolution.name, requester, edge.resolution.attempts.size(), chain, requester));
+      if (o_.disabled.count(CheckRule::UnresolvedNeeded)) continue;
+      out_->back().library = edge.resolution.name;
+      out_->back().requester = requester;
+    }
+  }
+
+  // A .note.dlopen entry of the file that no name of it finds: as severe as
+  // the note's priority says (the FreeDesktop spec's). libcuda is the driver
+  // rules' (driver-dir-missing); implied dlopens have no priority.
+  void unresolved_dlopens(const DependencyTree& tree) {
+    for (const auto& edge : tree.edges) {
+      if (edge.from != 0 || !edge.dlopen || edge.resolution.path || edge.dlopen_priority.empty() ||
+          is_driver_library(edge.resolution.name))
+        continue;
+      Severity severity = edge.dlopen_priority == "required"      ? Severity::Error
+                          : edge.dlopen_priority == "recommended" ? Severity::Warning
+                                                                  : Severity::Info;
+      add(CheckRule::UnresolvedDlopen,
+          fmt::format("{} ({} dlopen of feature '{}') is not found ({} places tried)", edge.resolution.name,
+                      edge.dlopen_priority, edge.dlopen_reason, edge.resolution.attempts.size()),
+          severity);
+    }
   }
 
   check_rules_nix::AddFinding adder() {
@@ -190,6 +291,8 @@ class Checker {
       return;
     }
     loader = tree->loader;
+    unresolved_in_closure(*tree);
+    unresolved_dlopens(*tree);
     for (const auto& edge : tree->edges) {
       if (edge.from != 0 || edge.dlopen || edge.resolution.path) continue;
       const std::string& name = edge.resolution.name;
@@ -201,6 +304,7 @@ class Checker {
       } else {
         add(CheckRule::UnresolvedNeeded,
             fmt::format("{} is not found ({} places tried)", name, edge.resolution.attempts.size()));
+        out_->back().library = name;
       }
     }
     check_rules_nix::version_mix(*tree, adder());
@@ -226,6 +330,9 @@ class Checker {
 
  public:
   std::optional<LoaderModel> loader;  // of the file checked, once resolved
+  // Libraries of its closure that find a needed library through what loads
+  // them (a DT_RPATH inherited, or the library already loaded): their context.
+  std::vector<FoundInContext> found_in_context;
 
  private:
   // A libcuda the tree dlopens (libcudart's) is loaded with its own runpath:
@@ -287,6 +394,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
                                    [](const auto& a, const auto& b) { return a.second < b.second; });
   std::vector<std::vector<Finding>> per_file(dynamic.size());
   std::vector<std::optional<LoaderModel>> loaders(dynamic.size());
+  std::vector<std::vector<FoundInContext>> in_context(dynamic.size());
   // Sessions are not thread-safe but are worth sharing (mapped ld.so.cache, headers):
   // each worker borrows one from a pool.
   std::mutex pool_mutex;
@@ -306,6 +414,7 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
     const auto& info = *infos[dynamic[k]];
     checker.check(listing.elf_files[dynamic[k]], info, per_file[k]);
     loaders[k] = std::move(checker.loader);
+    in_context[k] = std::move(checker.found_in_context);
     if (machines.size() > 1 && majority != machines.end() &&
         std::make_pair(info.identity.elf_class, info.identity.machine) != majority->first &&
         !options.disabled.count(CheckRule::ForeignMachine))
@@ -317,6 +426,13 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
     std::lock_guard lock(pool_mutex);
     pool.push_back(std::move(session));
   });
+  // A library's failure that some program's DT_RPATH mends first becomes a
+  // note; then a program's failure is dropped only where its requester still
+  // reports it as an error (a second program without that DT_RPATH keeps its own).
+  std::vector<FoundInContext> all_in_context;
+  for (auto& finds : in_context) all_in_context.insert(all_in_context.end(), finds.begin(), finds.end());
+  judge_in_the_programs_context(per_file, all_in_context, options.env.root);
+  drop_failures_reported_at_their_requester(per_file, options.env.root);
   // Every file in path order, unreadable ones among them: reports in every
   // format then show what made the run fail.
   std::map<std::string, std::vector<Finding>> by_file;

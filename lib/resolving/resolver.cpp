@@ -212,7 +212,7 @@ class Resolver {
           r = resolve(tree_, musl() ? 0 : i, soname);
           if (r.path) break;
         }
-        DependencyEdge edge{i, std::move(r), std::nullopt, true, dep.feature};
+        DependencyEdge edge{i, std::move(r), std::nullopt, true, dep.feature, dep.priority};
         const Resolution& found = edge.resolution;
         for (size_t k = 0; found.path && k < tree_.objects.size(); ++k)
           if (tree_.objects[k].path == *found.path) edge.to = k;

@@ -329,6 +329,110 @@ TEST_F(Check, TheStaticCudaRuntimeNeedsTheDriverDirectory) {
       << "libcuda is not a user of itself";
 }
 
+// check judges the program as the loader runs it: a library its dependency
+// needs and that dependency's search cannot find stops the program (the
+// loader is the oracle: the program exits 127), found through the program's
+// DT_RPATH it does not (DT_RPATH is inherited, DT_RUNPATH is not). Each
+// failure is reported once: at the dependency when it is checked too.
+TEST_F(Check, TheClosureTheLoaderLoadsIsJudged) {
+  if (!test::have_program("cc")) GTEST_SKIP() << "needs cc";
+  auto build = [&](const std::string& out, const std::string& code, std::vector<std::string> flags) {
+    fs::path src = root_ / (fs::path(out).filename().string() + ".c");
+    test::write_file(src, std::vector<uint8_t>(code.begin(), code.end()));
+    fs::create_directories((root_ / out).parent_path());
+    std::vector<std::string> argv{"cc", "-o", (root_ / out).string(), src.string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto cc = test::run_command(argv, true);
+    ASSERT_EQ(cc.exit_code, 0) << cc.output;
+  };
+  std::string lib_dir = (root_ / "lib").string(), ext_dir = (root_ / "ext").string();
+  build("ext/libgone2.so", "int gone2(void) { return 2; }\n", {"-shared", "-fPIC"});
+  build("ext/libA.so", "int gone2(void);\nint a(void) { return gone2(); }\n",
+        {"-shared", "-fPIC", "-L" + ext_dir, "-lgone2"});
+  build("lib/libB.so", "int b(void) { return 3; }\n", {"-shared", "-fPIC"});
+  build("lib/libA2.so", "int b(void);\nint a2(void) { return b(); }\n", {"-shared", "-fPIC", "-L" + lib_dir, "-lB"});
+  std::string main_a = "int a(void);\nint main(void) { return a() - 2; }\n";
+  std::string main_a2 = "int a2(void);\nint main(void) { return a2() - 3; }\n";
+  build("bin/prog", main_a, {"-L" + ext_dir, "-lA", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../ext"});
+  build("bin/prog-runpath", main_a2, {"-L" + lib_dir, "-lA2", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib"});
+  build("bin/prog-rpath", main_a2, {"-L" + lib_dir, "-lA2", "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../lib"});
+  fs::remove(root_ / "ext/libgone2.so");
+  auto runs = [](const fs::path& prog) { return test::run_command({prog.string()}, true); };
+  auto unresolved = [&](const std::vector<fs::path>& paths) {
+    std::vector<Finding> found;
+    for (const auto& f : check_paths(paths, options_).findings)
+      if (f.rule == CheckRule::UnresolvedNeeded) found.push_back(f);
+    return found;
+  };
+
+  // A transitive need that nothing finds: the program cannot start, check fails naming the requester and chain.
+  ASSERT_EQ(runs(root_ / "bin/prog").exit_code, 127) << runs(root_ / "bin/prog").output;
+  auto alone = unresolved({root_ / "bin/prog"});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].library, "libgone2.so");
+  EXPECT_NE(alone[0].message.find("the runpath of " + (root_ / "ext/libA.so").string()), std::string::npos)
+      << alone[0].message;
+  EXPECT_NE(alone[0].message.find("prog -> libA.so -> libgone2.so"), std::string::npos) << alone[0].message;
+  // Checked with its dependency, once: at libA.so, whose runpath must change.
+  auto both = unresolved({root_ / "bin/prog", root_ / "ext"});
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_EQ(both[0].file, (root_ / "ext/libA.so").string());
+
+  // DT_RUNPATH is not inherited: libA2.so's libB.so next to it is not found.
+  ASSERT_EQ(runs(root_ / "bin/prog-runpath").exit_code, 127);
+  auto runpath = unresolved({root_ / "bin/prog-runpath"});
+  ASSERT_EQ(runpath.size(), 1u);
+  EXPECT_EQ(runpath[0].library, "libB.so");
+  // DT_RPATH is: the program runs, and check passes it.
+  ASSERT_EQ(runs(root_ / "bin/prog-rpath").exit_code, 0) << runs(root_ / "bin/prog-rpath").output;
+  EXPECT_TRUE(unresolved({root_ / "bin/prog-rpath"}).empty());
+  // libA2.so checked in that program's tree holds in its context: a note naming it, not an error.
+  fs::remove(root_ / "bin/prog-runpath");
+  fs::remove(root_ / "bin/prog");
+  auto in_context = unresolved({root_ / "bin", root_ / "lib"});
+  ASSERT_EQ(in_context.size(), 1u);
+  EXPECT_EQ(in_context[0].file, (root_ / "lib/libA2.so").string());
+  EXPECT_EQ(in_context[0].severity, Severity::Info);
+  EXPECT_NE(in_context[0].message.find("bin/prog-rpath"), std::string::npos) << in_context[0].message;
+}
+
+// A .note.dlopen entry nothing finds is as severe as its priority; found, it is no finding.
+TEST_F(Check, UnresolvedDlopenFollowsTheNotesPriority) {
+  if (!test::have_program("cc")) GTEST_SKIP() << "needs cc";
+  auto library_with_note = [&](const std::string& name, const std::string& priority, const std::string& soname) {
+    std::string json = "[{\\\"feature\\\":\\\"plugin\\\",\\\"priority\\\":\\\"" + priority +
+                       "\\\",\\\"soname\\\":[\\\"" + soname + "\\\"]}]";
+    std::string code = "#include <stdint.h>\n#define DLOPEN_JSON \"" + json +
+                       "\"\n"
+                       "struct n { uint32_t namesz, descsz, type; char name[4]; char desc[(sizeof(DLOPEN_JSON) + 3) & "
+                       "~3]; };\n"
+                       "__attribute__((section(\".note.dlopen\"), aligned(4), used)) static const struct n note = "
+                       "{4, sizeof(DLOPEN_JSON), 0x407c0c0a, \"FDO\", DLOPEN_JSON};\n"
+                       "int f(void) { return 0; }\n";
+    fs::path src = root_ / (name + ".c");
+    test::write_file(src, std::vector<uint8_t>(code.begin(), code.end()));
+    fs::path lib = root_ / name;
+    auto cc = test::run_command({"cc", "-shared", "-fPIC", "-o", lib.string(), src.string()}, true);
+    EXPECT_EQ(cc.exit_code, 0) << cc.output;
+    return lib;
+  };
+  auto severity_of = [&](const fs::path& lib) -> std::optional<Severity> {
+    for (const auto& f : check_paths({lib}, options_).findings)
+      if (f.rule == CheckRule::UnresolvedDlopen) return f.severity;
+    return std::nullopt;
+  };
+  EXPECT_EQ(severity_of(library_with_note("librequired.so", "required", "libabsent-plugin.so.1")), Severity::Error);
+  EXPECT_EQ(severity_of(library_with_note("librecommended.so", "recommended", "libabsent-plugin.so.1")),
+            Severity::Warning);
+  EXPECT_EQ(severity_of(library_with_note("libsuggested.so", "suggested", "libabsent-plugin.so.1")), Severity::Info);
+  EXPECT_EQ(severity_of(library_with_note("libfound.so", "required", "libc.so.6")), std::nullopt);
+  // The command line: --fail-on info fails on a suggested one, the default only on a required one.
+  auto run = [&](std::vector<std::string> args) { return test::run_command(args, true).exit_code; };
+  EXPECT_EQ(run({RUNPATCH_CLI, "check", "-q", (root_ / "librequired.so").string()}), 1);
+  EXPECT_EQ(run({RUNPATCH_CLI, "check", "-q", (root_ / "libsuggested.so").string()}), 0);
+  EXPECT_EQ(run({RUNPATCH_CLI, "check", "-q", "--fail-on", "info", (root_ / "libsuggested.so").string()}), 1);
+}
+
 TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
   fs::copy(host_.dir / "cuda-pkg", root_ / "pkg", fs::copy_options::recursive);
   auto before = check_paths({root_ / "pkg"}, options_);

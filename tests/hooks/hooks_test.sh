@@ -96,6 +96,21 @@ expect_eq "addDriverRunpath --force-rpath writes DT_RPATH" \
   "$("$runpatch" print --json "$root/lib/lib/libcudart.so.13" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rpath"])')" \
   "$root/driver-link/lib"
 
+# The names before Nixpkgs' 2024 rename: the same result, and a warning naming the new one.
+root=$scratch/old-names
+make_package "$root"
+old_name_log=$(
+  driverLink=$root/driver-link
+  source "$hooks/add-driver-runpath.sh"
+  addOpenGLRunpath "$root/lib/lib/libcudart.so.13" 2>&1 >/dev/null
+)
+expect_eq "addOpenGLRunpath (old name) adds the driver directory" "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$root/driver-link/lib"
+expect_eq "addOpenGLRunpath warns and names addDriverRunpath" "$([[ $old_name_log == *deprecated*addDriverRunpath* ]] && echo yes)" "yes"
+root=$scratch/old-hook-name
+make_package "$root"
+run_fixup "$root" auto-add-opengl-runpath-hook.sh
+expect_eq "autoAddOpenGLRunpathHook (old name): program loads the driver's libcuda" "$("$root/out/bin/cuda-prog")" "libcuda: driver"
+
 root=$scratch/build-dir
 make_package "$root"
 "$runpatch" set --runpath "$root/build/source/lib:$root/lib/lib" "$root/out/bin/cuda-prog" >/dev/null

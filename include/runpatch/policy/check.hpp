@@ -47,6 +47,7 @@ enum class CheckRule {
   JetpackCudaRange,
   InterruptedEdit,
   UnreadableFile,
+  UnresolvedDlopen,
 };
 
 struct RuleInfo {
@@ -101,6 +102,9 @@ inline constexpr RuleInfo kCheckRules[] = {
      "unreferenced bytes past the end: the tail of an edit killed before its commit (the next edit reclaims them)"},
     {CheckRule::UnreadableFile, "unreadable-file", Severity::Error,
      "the file cannot be read (truncated, corrupt, unreadable): no other rule could check it"},
+    {CheckRule::UnresolvedDlopen, "unresolved-dlopen", Severity::Warning,
+     "a library a .note.dlopen entry names is not found: error if required, warning if recommended, info if "
+     "suggested"},
 };
 static_assert(
     [] {
@@ -120,6 +124,9 @@ struct Finding {
   Severity severity = Severity::Error;  // the rule's, or the one an option raised it to
   std::string file;
   std::string message;
+  // A library the loader does not find in the file's closure, and the object
+  // whose search failed (its loader's path; empty: the file itself).
+  std::string library, requester;
   std::string_view rule_id() const { return rule_info(rule).id; }
 };
 

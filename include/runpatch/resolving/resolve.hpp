@@ -108,9 +108,10 @@ struct LoadedObject {
 struct DependencyEdge {
   size_t from;  // requesting object
   Resolution resolution;
-  std::optional<size_t> to;   // object it resolved to
-  bool dlopen = false;        // loaded at run time (.note.dlopen, or libcuda.so.1 for libcudart)
-  std::string dlopen_reason;  // the note's feature, or why it is implied
+  std::optional<size_t> to;     // object it resolved to
+  bool dlopen = false;          // loaded at run time (.note.dlopen, or libcuda.so.1 for libcudart)
+  std::string dlopen_reason;    // the note's feature, or why it is implied
+  std::string dlopen_priority;  // the note's: "required", "recommended", "suggested"; "" when implied
 };
 
 struct DependencyTree {
