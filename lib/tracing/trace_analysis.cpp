@@ -214,6 +214,7 @@ void name_the_rule(TracedLoad& load, const Resolution& host) {
     if (a.outcome == AttemptOutcome::Found) load.rule = a.rule;
   if (host.via == FoundVia::DirectPath) load.rule = "the path asked for";  // the model's words are DT_NEEDED's
   if (host.via == FoundVia::Rpath || host.via == FoundVia::Runpath) load.rule_object = host.via_object;
+  load.found_by_rpath = host.via == FoundVia::Rpath && load.found_by == SearchStep::Runpath;
 }
 
 // The step of the last candidate, the one that found the file.

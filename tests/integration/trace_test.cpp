@@ -108,7 +108,7 @@ void expect_matches_loader(const nlohmann::json& load, const DebugSearch& debug)
     EXPECT_EQ(reason, "LD_LIBRARY_PATH");
   } else if (step == "cache") {
     EXPECT_EQ(reason, "cache");
-  } else if (step == "runpath") {
+  } else if (step == "runpath" || step == "rpath") {
     auto from = reason.find(" from file ");
     ASSERT_NE(from, std::string::npos) << reason;
     std::string kind = reason.substr(0, from), object = reason.substr(from + 11);
@@ -177,6 +177,7 @@ TEST(Trace, LibraryFoundThroughAnotherObjectsRpath) {
   EXPECT_TRUE(same_file((*load)["requester"], trace_dir() / "lib/libtrace-norunpath.so"));
   EXPECT_TRUE(same_file((*load)["rule_object"], trace_prog()));
   EXPECT_EQ(std::string((*load)["rule"]).substr(0, 8), "rpath of");
+  EXPECT_EQ((*load)["found_by"], "rpath") << "DT_RPATH apart from DT_RUNPATH: it is inherited";
   EXPECT_FALSE((*load)["host_dependent"]);
   expect_matches_loader(*load, debug_search(debug_run({"norunpath:libtrace-viarpath.so"}), "libtrace-viarpath.so"));
 }
@@ -207,6 +208,7 @@ TEST(Trace, MissingLibraryIsReportedAsFailed) {
   EXPECT_TRUE((*load)["path"].is_null());
   EXPECT_EQ(t.report["summary"]["failed"], 1);
   EXPECT_EQ(t.report["exit_code"], 1);  // the program says "fail" and exits 1
+  EXPECT_TRUE((*load)["found_by"].is_null()) << "a failed load was found by nothing";
   // The loader tried the same files, in the same order.
   auto debug = debug_search(debug_run({"main:libtrace-missing.so"}), "libtrace-missing.so");
   std::vector<std::string> tried;

@@ -64,16 +64,22 @@ std::string trace_outcome_words(const TracedLoad& l) {
   return *l.path + " via " + rule + (l.model_agrees ? "" : " (the static model finds another file)");
 }
 
+// null for a failed load; "rpath" apart from "runpath" (DT_RPATH is inherited).
+nlohmann::json trace_found_by(const TracedLoad& l) {
+  if (!l.path) return nullptr;
+  return l.found_by_rpath ? std::string("rpath") : search_step_id(l.found_by);
+}
+
 nlohmann::json trace_load_json(const TracedLoad& l) {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : l.steps) steps.push_back({{"step", search_step_id(s.step)}, {"path", s.path}});
   nlohmann::json j = {{"pid", l.pid},
                       {"program", l.program},
-                      {"requester", l.requester},
+                      {"requester", l.requester.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.requester)},
                       {"name", l.name},
                       {"request", load_request_id(l.request)},
                       {"path", l.path ? nlohmann::json(*l.path) : nlohmann::json(nullptr)},
-                      {"found_by", search_step_id(l.found_by)},
+                      {"found_by", trace_found_by(l)},
                       {"rule", l.rule},
                       {"rule_object", l.rule_object},
                       {"model_agrees", l.model_agrees},

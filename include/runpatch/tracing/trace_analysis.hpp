@@ -33,6 +33,9 @@ struct TracedLoad {
   std::vector<TracedStep> steps;    // every candidate after the name itself, in order
   std::optional<std::string> path;  // what was loaded; none: the load failed
   SearchStep found_by = SearchStep::Original;
+  // The audit's step says "rpath or runpath" (LA_SER_RUNPATH); the model tells
+  // DT_RPATH (searched first, inherited by what it loads) from DT_RUNPATH.
+  bool found_by_rpath = false;
   // The static model's words for the step that found it ("runpath of /p/bin/x",
   // "rpath of /p/bin/x", "LD_LIBRARY_PATH", "ld.so.cache", ...), and whether
   // the model finds the same file (it may not: the environment of a child
