@@ -90,12 +90,14 @@ struct DynamicModel {
                   entries.end());
   }
 
-  // New DT_NEEDED entries go first, as patchelf puts them; present ones are not duplicated.
-  void add_needed(const std::vector<std::string>& names) {
+  // New DT_NEEDED entries go first, as patchelf puts them; present ones are
+  // not duplicated unless even_if_present (patchelf's way).
+  void add_needed(const std::vector<std::string>& names, bool even_if_present = false) {
     std::vector<DynamicEntry> added;
     for (const auto& name : names) {
-      bool present = std::any_of(entries.begin(), entries.end(),
-                                 [&](const DynamicEntry& e) { return e.tag == elf::DT_NEEDED && e.text == name; }) ||
+      bool present = (!even_if_present &&
+                      std::any_of(entries.begin(), entries.end(),
+                                  [&](const DynamicEntry& e) { return e.tag == elf::DT_NEEDED && e.text == name; })) ||
                      std::any_of(added.begin(), added.end(), [&](const DynamicEntry& e) { return e.text == name; });
       if (!present) added.push_back({elf::DT_NEEDED, 0, name, true});
     }

@@ -544,7 +544,8 @@ Expected<ExpectedFacts> expected_facts(const ElfInfo& before, const EditRequest&
   });
   std::vector<std::string> added;
   for (const auto& name : request.add_needed)
-    if (std::find(facts.needed.begin(), facts.needed.end(), name) == facts.needed.end() &&
+    if ((request.add_needed_even_if_present ||
+         std::find(facts.needed.begin(), facts.needed.end(), name) == facts.needed.end()) &&
         std::find(added.begin(), added.end(), name) == added.end())
       added.push_back(name);
   facts.needed.insert(facts.needed.begin(), added.begin(), added.end());

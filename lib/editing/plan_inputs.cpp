@@ -84,7 +84,7 @@ Expected<DynamicModel> requested_model(const PlanInputs<E>& in, const EditReques
   if (request.soname) model.set_soname(*request.soname);
   for (const auto& [from, to] : request.replace_needed) model.replace_needed(from, to);
   for (const auto& name : request.remove_needed) model.remove_needed(name);
-  model.add_needed(request.add_needed);
+  model.add_needed(request.add_needed, request.add_needed_even_if_present);
   if (request.headers.no_default_lib) model.set_flags_1(elf::DF_1_NODEFLIB);
   // ld.so writes r_debug's address into DT_DEBUG (gdb finds the link map there).
   if (request.headers.add_debug_tag) model.add_once(elf::DT_DEBUG, 0);

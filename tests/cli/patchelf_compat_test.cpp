@@ -75,6 +75,9 @@ TEST_F(PatchelfCompat, EditsAgreeWithPatchelf) {
       {"--shrink-rpath", "--allowed-rpath-prefixes", "/usr"},
       {"--replace-needed", "libgreet.so", "libgreet-other.so"},
       {"--add-needed", "libm.so.6"},
+      // A name already needed gets a second entry, first; several names go in sorted order, each once.
+      {"--add-needed", "libc.so.6"},
+      {"--add-needed", "libz.so.1", "--add-needed", "libm.so.6", "--add-needed", "libz.so.1"},
       {"--remove-needed", "libgreet.so"},
       {"--set-interpreter", "/lib64/../lib64/ld-linux-x86-64.so.2"},
   };
@@ -90,6 +93,10 @@ TEST_F(PatchelfCompat, EditsAgreeWithPatchelf) {
       for (const auto& a : edit) theirs_cmd.push_back(a), ours_cmd.push_back(a);
       theirs_cmd.push_back(theirs_file.string());
       ours_cmd.push_back(ours_file.string());
+      if (edit[0] == "--add-needed") {  // the file named twice: edited twice
+        theirs_cmd.push_back(theirs_file.string());
+        ours_cmd.push_back(ours_file.string());
+      }
       auto theirs = run_command(theirs_cmd, true);
       auto ours = run_command(ours_cmd, true);
       std::string what = fmt::format("{} on {}", fmt::join(edit, " "), program);

@@ -1,5 +1,6 @@
 #include "patchelf_args.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -198,7 +199,11 @@ EditRequest patchelf_request(const PatchelfArguments& a) {
   // patchelf leaves the interpreter alone when given an empty one.
   if (a.interpreter && !a.interpreter->empty()) request.interpreter = a.interpreter;
   request.soname = a.soname;
+  // patchelf keeps them in a std::set: sorted, each once, and added even where already needed.
   request.add_needed = a.add_needed;
+  std::sort(request.add_needed.begin(), request.add_needed.end());
+  request.add_needed.erase(std::unique(request.add_needed.begin(), request.add_needed.end()), request.add_needed.end());
+  request.add_needed_even_if_present = true;
   request.remove_needed = a.remove_needed;
   request.replace_needed = a.replace_needed;
   request.rename_symbols = a.rename_symbols;

@@ -66,6 +66,10 @@ struct EditRequest {
   std::optional<std::string> interpreter;
   std::optional<std::string> soname;
   std::vector<std::string> add_needed;  // inserted first, in this order
+  // patchelf's --add-needed: a name the file already needs gets a second entry
+  // anyway, first (the loader then loads it at that earlier place). runpatch
+  // set adds none: running it twice changes nothing.
+  bool add_needed_even_if_present = false;
   std::vector<std::string> remove_needed;
   std::vector<std::pair<std::string, std::string>> replace_needed;  // old -> new
   // Dynamic symbols renamed old -> new (patchelf --rename-dynamic-symbols);
