@@ -180,6 +180,10 @@ TEST_F(PatchelfCompat, ErrorPathsMatchPatchelf) {
       {"--print-rpath"},
       {"--print-rpath", (host.dir / "prog-static").string()},
       {"--set-rpath", "/x", (host.dir / "prog-static").string()},
+      // A directory to edit, an --output in a missing directory or onto a directory: open(2)'s words.
+      {"--set-rpath", "/x", dir.string()},
+      {"--set-rpath", "/x", "--output", (dir / "missing-dir/out").string(), prog},
+      {"--set-rpath", "/x", "--output", dir.string(), prog},
   };
   for (const auto& args : cases) {
     std::vector<std::string> theirs_cmd = {"patchelf"}, ours_cmd = {kOurs};

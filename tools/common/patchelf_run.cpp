@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -73,8 +74,9 @@ Status refuse_as_patchelf(const std::string& file, const Arguments& args, const 
   auto audit = audit_section_headers(file);
   if (!audit) return fail(audit.error());
   bool grows_dynamic = args.add_debug_tag || args.no_default_lib || !args.add_needed.empty();
+  // patchelf's words alone on the first line (what scripts match), runpatch's detail on the next.
   if (audit->defect)
-    return fail(ErrorCode::Malformed, fmt::format("{}: {}: {}", patchelf_words(audit->defect->defect, grows_dynamic),
+    return fail(ErrorCode::Malformed, fmt::format("{}\n{}: {}", patchelf_words(audit->defect->defect, grows_dynamic),
                                                   file, audit->defect->detail));
   if (patchelf_request(args).empty()) return {};
   for (size_t index : audit->unnamed_symbol_sections)
@@ -88,6 +90,7 @@ Expected<ElfInfo> read_as_patchelf(const std::string& file, const Arguments& arg
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0)
     return fail(ErrorCode::SystemCall, fmt::format("getting info about '{}': {}", file, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) return fail(ErrorCode::NotRegularFile, fmt::format("reading '{}': Is a directory", file));
   if (S_ISREG(st.st_mode) && uint64_t(st.st_size) < kSmallestElfHeader)
     return fail(ErrorCode::NotElf, "missing ELF header");
   if (S_ISREG(st.st_mode) && !has_elf_magic(file)) return fail(ErrorCode::NotElf, "not an ELF executable");
@@ -96,6 +99,25 @@ Expected<ElfInfo> read_as_patchelf(const std::string& file, const Arguments& arg
   if (!info) return fail(info.error());
   if (info->type != ET_EXEC && info->type != ET_DYN) return fail(ErrorCode::Unsupported, "wrong ELF type");
   return std::move(*info);
+}
+
+// patchelf opens what it writes with open(2) and says "open: <strerror>": an
+// output that is a directory or lies in a missing one, a file it may not write.
+// Asked before the edit, so that no edited copy is made for nothing.
+Status writable_as_patchelf(const std::string& target, bool is_output) {
+  struct stat st {};
+  int err = 0;
+  if (::stat(target.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      err = EISDIR;
+    else if (::access(target.c_str(), W_OK) != 0)
+      err = errno;
+  } else if (is_output) {
+    std::filesystem::path parent = std::filesystem::path(target).parent_path();
+    if (::access(parent.empty() ? "." : parent.c_str(), W_OK) != 0) err = errno;
+  }
+  if (err == 0) return {};
+  return fail(ErrorCode::SystemCall, fmt::format("open: {}", std::strerror(err)));
 }
 
 char exec_stack_letter(ExecStack state) {
@@ -145,6 +167,7 @@ Status edit_file(const Arguments& args, const ElfInfo& info, const std::string& 
   if (request.interpreter && !info.interpreter) return fail(ErrorCode::NothingToEdit, kNoInterpreterMessage);
   // patchelf writes --output even when nothing changes.
   if (request.empty() && !args.output) return {};
+  RUNPATCH_CHECK(writable_as_patchelf(args.output ? *args.output : file, args.output.has_value()));
   EditOptions options;
   options.output = args.output ? std::optional<std::filesystem::path>(*args.output) : std::nullopt;
   options.page_size = args.page_size;
