@@ -33,11 +33,15 @@ size_t TraceAnalysis::host_dependent() const {
   return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) { return l.host_dependent; }));
 }
 size_t TraceAnalysis::undeclared_dlopens() const {
-  return size_t(std::count_if(loads.begin(), loads.end(),
-                              [](const TracedLoad& l) { return l.request == LoadRequest::UndeclaredDlopen; }));
+  return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) {
+    return l.request == LoadRequest::UndeclaredDlopen && !l.probe;
+  }));
 }
 size_t TraceAnalysis::failed() const {
-  return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) { return !l.path; }));
+  return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) { return !l.path && !l.probe; }));
+}
+size_t TraceAnalysis::probes() const {
+  return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) { return l.probe; }));
 }
 
 namespace {
@@ -197,6 +201,13 @@ bool same_file(const std::string& a, const std::string& b) {
   return std::filesystem::equivalent(a, b, ec);
 }
 
+std::string library_of(const ElfInfo& requester, const std::string& name) {
+  for (const auto& d : requester.dlopen)
+    if (std::find(d.sonames.begin(), d.sonames.end(), name) != d.sonames.end()) return "note:" + d.sonames.front();
+  std::string base = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+  return base.substr(0, base.find(".so"));
+}
+
 LoadRequest request_kind(const ElfInfo& requester, const std::string& name) {
   if (std::find(requester.needed.begin(), requester.needed.end(), name) != requester.needed.end())
     return LoadRequest::Needed;
@@ -239,6 +250,7 @@ class Joiner {
     }
     size_t requester = process.index_of(load.requester);
     load.request = request_kind(*process.tree.objects[requester].info, load.name);
+    load.library = library_of(*process.tree.objects[requester].info, load.name);
     if (!load.path) load.path = already_loaded(process, load);
     // A dlopen of a path without $ORIGIN: the loader does not look for the caller
     // and reports the program as the requester, whoever called.
@@ -317,6 +329,19 @@ std::vector<TracedLoad> unique_loads(std::vector<Session>& sessions) {
   return loads;
 }
 
+// cuDNN dlopens libcudnn_graph.so.9.19.0, then .so.9.19, then .so.9; a note
+// may list three names of which one exists: the misses before a hit of the
+// same library by the same requester are probes.
+void mark_probes(std::vector<TracedLoad>& loads) {
+  for (size_t i = 0; i < loads.size(); ++i) {
+    TracedLoad& miss = loads[i];
+    if (miss.path || miss.request == LoadRequest::Needed) continue;
+    miss.probe = std::any_of(loads.begin() + i + 1, loads.end(), [&](const TracedLoad& hit) {
+      return hit.path && hit.program == miss.program && hit.requester == miss.requester && hit.library == miss.library;
+    });
+  }
+}
+
 std::vector<TraceFix> fixes_for(const std::vector<TracedLoad>& loads) {
   std::vector<TraceFix> fixes;
   for (const auto& l : loads) {
@@ -341,6 +366,7 @@ TraceAnalysis analyze_trace(const std::vector<TraceRecord>& records, const Searc
   TraceAnalysis analysis;
   analysis.processes = std::move(builder.traced);
   analysis.loads = unique_loads(builder.sessions);
+  mark_probes(analysis.loads);
   mark_host_dependent_requesters(analysis.loads);
   analysis.fixes = fixes_for(analysis.loads);
   return analysis;

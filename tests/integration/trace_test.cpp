@@ -218,6 +218,25 @@ TEST(Trace, MissingLibraryIsReportedAsFailed) {
   EXPECT_EQ(trace({"main:libtrace-missing.so"}, "", {"--fail-on", "failed"}).exit_code, 1);
 }
 
+// A failed dlopen followed by a successful one of the same library (cuDNN's
+// libcudnn_graph.so.9.19.0, .so.9.19, .so.9) is a probe: neither failed nor
+// undeclared, and --fail-on failed passes; a miss alone is still a failure.
+TEST(Trace, FallbackProbesAreNotFailures) {
+  std::string llp = (trace_dir() / "llp").string();
+  auto t = trace({"try:libtrace-llp.so.9.19.0", "try:libtrace-llp.so.9", "main:libtrace-llp.so"}, llp);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  EXPECT_EQ(t.report["summary"]["failed"], 0) << t.report.dump(2);
+  EXPECT_EQ(t.report["summary"]["probes"], 2) << t.report.dump(2);
+  const auto* probe = find_load(t.report, "libtrace-llp.so.9.19.0");
+  ASSERT_TRUE(probe) << t.report.dump(2);
+  EXPECT_TRUE((*probe)["probe"]);
+  EXPECT_TRUE((*probe)["path"].is_null());
+  EXPECT_EQ(trace({"try:libtrace-llp.so.9", "main:libtrace-llp.so"}, llp, {"--fail-on", "failed"}).exit_code, 0);
+  auto alone = trace({"try:libtrace-llp.so.9"}, llp, {"--fail-on", "failed"});
+  EXPECT_EQ(alone.exit_code, 1) << "a miss nothing follows is a failure";
+  EXPECT_EQ(alone.report["summary"]["failed"], 1);
+}
+
 // With --fail-on (CI), a failing command fails the step with its own status,
 // whatever the trace found; without it the report is the result (exit 0).
 TEST(Trace, FailOnKeepsTheCommandsFailure) {

@@ -84,6 +84,7 @@ nlohmann::json trace_load_json(const TracedLoad& l) {
                       {"rule_object", l.rule_object},
                       {"model_agrees", l.model_agrees},
                       {"host_dependent", l.host_dependent},
+                      {"probe", l.probe},
                       {"steps", steps}};
   if (l.host_dependent) {
     j["runpath_directory"] = l.runpath_directory;
@@ -112,7 +113,8 @@ nlohmann::json trace_json(const std::vector<std::string>& command, const TraceRu
           {"summary",
            {{"host_dependent", a.host_dependent()},
             {"undeclared_dlopen", a.undeclared_dlopens()},
-            {"failed", a.failed()}}}};
+            {"failed", a.failed()},
+            {"probes", a.probes()}}}};
 }
 
 // One section of the text report: the loads a predicate picks.
@@ -140,8 +142,11 @@ std::string trace_text(const std::vector<std::string>& command, const TraceRun& 
   trace_section(out, a, "host-dependent (found only through LD_LIBRARY_PATH, ld.so.cache or a default directory)",
                 [](const TracedLoad& l) { return l.host_dependent; });
   trace_section(out, a, "undeclared dlopen (in no DT_NEEDED or .note.dlopen of its requester)",
-                [](const TracedLoad& l) { return l.request == LoadRequest::UndeclaredDlopen; });
-  trace_section(out, a, "failed", [](const TracedLoad& l) { return !l.path; });
+                [](const TracedLoad& l) { return l.request == LoadRequest::UndeclaredDlopen && !l.probe; });
+  trace_section(out, a, "failed", [](const TracedLoad& l) { return !l.path && !l.probe; });
+  trace_section(out, a,
+                "probes (a failed dlopen the same requester follows with a name of the same library that loads)",
+                [](const TracedLoad& l) { return l.probe; });
   trace_section(out, a, "all loads", [](const TracedLoad&) { return true; });
   if (!a.fixes.empty()) out += "fixes:\n";
   for (const auto& f : a.fixes)

@@ -36,6 +36,12 @@ struct TracedLoad {
   // The audit's step says "rpath or runpath" (LA_SER_RUNPATH); the model tells
   // DT_RPATH (searched first, inherited by what it loads) from DT_RUNPATH.
   bool found_by_rpath = false;
+  // The library the name stands for: the requester's .note.dlopen entry that
+  // lists it, else the name up to ".so" (libfoo.so.9.19.0, .so.9.19, .so.9).
+  std::string library;
+  // A failed dlopen that the same requester follows with a successful one of
+  // the same library: a fallback probe, neither failed nor undeclared.
+  bool probe = false;
   // The static model's words for the step that found it ("runpath of /p/bin/x",
   // "rpath of /p/bin/x", "LD_LIBRARY_PATH", "ld.so.cache", ...), and whether
   // the model finds the same file (it may not: the environment of a child
@@ -72,7 +78,8 @@ struct TraceAnalysis {
   std::vector<TraceFix> fixes;
   size_t host_dependent() const;
   size_t undeclared_dlopens() const;
-  size_t failed() const;
+  size_t failed() const;  // probes not counted
+  size_t probes() const;
 };
 
 // Sessions of search records become loads: an Original search starts one,
