@@ -220,6 +220,8 @@ void unused_entries(const DependencyTree& tree, const CheckOptions& o, const Add
     bool in_own_package = names_origin(entry);
     if (names_loader_tokens(entry) && tree.lib_token.empty()) continue;  // the loader's values are unknown
     std::string dir = trimmed_dir(expand_dynamic_tokens(entry, {origin, tree.lib_token, tree.platform_token}));
+    // A relative entry names a different directory in every working directory: relative-entry reports it.
+    if (dir.empty() || dir[0] != '/') continue;
     if (dir == origin || resolved_through(used, dir, entry_dirs)) continue;
     fs::path host = under_root(o.env.root, dir);
     std::error_code ec;

@@ -59,9 +59,24 @@ std::string percent_encode_path(std::string_view path) {
 // (%SRCROOT%, which GitHub code scanning takes as the checkout); an absolute
 // one a file:/// URI (RFC 8089). "file://" + a relative path would name a host.
 nlohmann::json sarif_artifact_location(const std::string& file) {
-  std::filesystem::path path(file);
-  if (path.is_absolute()) return {{"uri", "file://" + percent_encode_path(path.lexically_normal().string())}};
-  return {{"uri", percent_encode_path(path.lexically_normal().string())}, {"uriBaseId", "%SRCROOT%"}};
+  std::filesystem::path path = std::filesystem::path(file).lexically_normal();
+  // "../x" would name a file outside %SRCROOT%: an absolute URI says where it is.
+  if (!path.is_absolute() && path.begin() != path.end() && *path.begin() == "..")
+    path = std::filesystem::absolute(path).lexically_normal();
+  if (path.is_absolute()) return {{"uri", "file://" + percent_encode_path(path.string())}};
+  return {{"uri", percent_encode_path(path.string())}, {"uriBaseId", "%SRCROOT%"}};
+}
+
+// A stable fingerprint of a result (FNV-1a over rule, file and subject): two
+// findings of one rule on one file (libg1 and libg2 unresolved) stay apart for
+// a code-scanning service, and the same finding matches across runs.
+std::string sarif_fingerprint(const Finding& f) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (const std::string& part : {std::string(f.rule_id()), f.file, f.library, f.requester, f.message}) {
+    for (unsigned char c : part) hash = (hash ^ c) * 0x100000001b3ull;
+    hash = (hash ^ 0xff) * 0x100000001b3ull;  // a separator no text byte sequence forges
+  }
+  return fmt::format("{:016x}", hash);
 }
 
 std::map<std::string, std::vector<const Finding*>> by_file(const CheckReport& report) {
@@ -147,11 +162,10 @@ nlohmann::json check_sarif(const CheckReport& report, const std::string& version
         {{"ruleId", f.rule_id()},
          {"level", level(f.severity)},
          {"message", {{"text", f.message}}},
-         // A binary file has no lines, but code scanning shows only results with a
-         // region.startLine: the finding is about the whole file, from its first line.
-         {"locations",
-          {{{"physicalLocation",
-             {{"artifactLocation", sarif_artifact_location(f.file)}, {"region", {{"startLine", 1}}}}}}}}});
+         {"partialFingerprints", {{"runpatchFinding/v1", sarif_fingerprint(f)}}},
+         // A binary file has no lines: SARIF 2.1.0 (3.30.1) forbids a text region
+         // on it, and the finding is about the whole file, so there is none.
+         {"locations", {{{"physicalLocation", {{"artifactLocation", sarif_artifact_location(f.file)}}}}}}});
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"version", "2.1.0"},
           {"runs",

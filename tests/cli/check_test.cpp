@@ -396,6 +396,24 @@ TEST_F(Check, TheClosureTheLoaderLoadsIsJudged) {
   EXPECT_NE(in_context[0].message.find("bin/prog-rpath"), std::string::npos) << in_context[0].message;
 }
 
+// unused-entry judges absolute entries only: a relative one is relative-entry's,
+// whatever directory check runs in (its own library directory included).
+TEST_F(Check, UnusedEntryDoesNotDependOnTheWorkingDirectory) {
+  fs::path lib = file("lib/libgreet.so", "pkg/libgreet.so", "unusedrel");
+  fs::create_directories(root_ / "unusedrel");  // "unusedrel" is a directory when run from root_
+  auto rules_from = [&](const fs::path& cwd) {
+    auto r = test::run_command({"sh", "-c",
+                                "cd '" + cwd.string() + "' && exec '" + RUNPATCH_CLI +
+                                    "' check --json --fail-on error '" + lib.string() + "'"});
+    return r.output;
+  };
+  for (const fs::path& cwd : {root_, fs::path("/")}) {
+    std::string json = rules_from(cwd);
+    EXPECT_EQ(json.find("unused-entry"), std::string::npos) << cwd << "\n" << json;
+    EXPECT_NE(json.find("relative-entry"), std::string::npos) << cwd << "\n" << json;
+  }
+}
+
 // A .note.dlopen entry nothing finds is as severe as its priority; found, it is no finding.
 TEST_F(Check, UnresolvedDlopenFollowsTheNotesPriority) {
   if (!test::have_program("cc")) GTEST_SKIP() << "needs cc";

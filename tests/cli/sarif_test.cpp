@@ -106,9 +106,11 @@ std::vector<std::string> github_sarif_violations(const json& log) {
         } else if (!uri.starts_with("file:///")) {
           fail(lat + "/artifactLocation/uri", "a URI without uriBaseId must be an absolute file:/// URI: " + uri);
         }
+        // Every artifact check reports on is a binary file: SARIF 2.1.0 (3.30.1)
+        // forbids the text properties of a region on one.
         json region = physical.value("region", json::object());
-        if (!region.contains("startLine") || !region["startLine"].is_number_integer() || region["startLine"] < 1)
-          fail(lat + "/region/startLine", "required, at least 1");
+        for (const char* text : {"startLine", "endLine", "startColumn", "endColumn", "charOffset", "charLength"})
+          if (region.contains(text)) fail(lat + "/region/" + text, "a text property on a binary artifact");
       }
     }
   }
@@ -123,7 +125,9 @@ TEST(SarifValidator, CatchesWhatGithubRefuses) {
          {"results",
           {{{"ruleId", "r"},
             {"message", {{"text", "m"}}},
-            {"locations", {{{"physicalLocation", {{"artifactLocation", {{"uri", "file://cuda/lib/a b"}}}}}}}}}}}}}}};
+            {"locations",
+             {{{"physicalLocation",
+                {{"artifactLocation", {{"uri", "file://cuda/lib/a b"}}}, {"region", {{"startLine", 1}}}}}}}}}}}}}}};
   auto violations = github_sarif_violations(bad);
   ASSERT_EQ(violations.size(), 3u) << ::testing::PrintToString(violations);
   EXPECT_NE(violations[0].find("not an RFC 3986 URI"), std::string::npos);
@@ -146,6 +150,26 @@ TEST(Sarif, RelativePathsUseSrcrootAbsoluteOnesArePercentEncodedFileUris) {
   EXPECT_EQ(artifact(0), json({{"uri", "cuda/lib/libcudart.so.13"}, {"uriBaseId", "%SRCROOT%"}}));
   EXPECT_EQ(artifact(1), json({{"uri", "rel%20dir/a%3Ab%23c"}, {"uriBaseId", "%SRCROOT%"}}));
   EXPECT_EQ(artifact(2), json({{"uri", "file:///abs/sp%20ace/%23h%25/%C3%BC/lib.so"}}));
+}
+
+// A relative path outside the working directory is no place under %SRCROOT%:
+// an absolute URI names it. Two findings of one rule on one file differ in
+// their fingerprints; the same finding has the same one in every run.
+TEST(Sarif, OutsideTheRootIsAbsoluteAndFingerprintsTellFindingsApart) {
+  CheckReport report;
+  Finding g1{CheckRule::UnresolvedNeeded, Severity::Error, "bin/prog", "libg1.so is not found", "libg1.so"};
+  Finding g2{CheckRule::UnresolvedNeeded, Severity::Error, "bin/prog", "libg2.so is not found", "libg2.so"};
+  report.findings = {g1, g2, {CheckRule::StubsEntry, Severity::Error, "../bad/lib.so", "m"}};
+  json sarif = check_sarif(report, "test");
+  EXPECT_TRUE(github_sarif_violations(sarif).empty()) << ::testing::PrintToString(github_sarif_violations(sarif));
+  const json& results = sarif["runs"][0]["results"];
+  std::string outside = results[2]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+  EXPECT_EQ(outside, "file://" + (fs::current_path().parent_path() / "bad/lib.so").string());
+  EXPECT_FALSE(results[2]["locations"][0]["physicalLocation"]["artifactLocation"].contains("uriBaseId"));
+  auto fingerprint = [&](size_t i) { return results[i]["partialFingerprints"]["runpatchFinding/v1"]; };
+  EXPECT_NE(fingerprint(0), fingerprint(1));
+  EXPECT_EQ(fingerprint(0),
+            check_sarif(report, "test")["runs"][0]["results"][0]["partialFingerprints"]["runpatchFinding/v1"]);
 }
 
 TEST(Sarif, CheckCommandWritesAValidLogForOddNames) {
