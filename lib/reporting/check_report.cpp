@@ -98,10 +98,11 @@ std::string format_check_text(const CheckReport& report, bool color, bool summar
   for (const auto& f : report.findings) {
     if (f.file != current) {
       current = f.file;
-      out += f.file + ":\n";
+      out += escape_controls(f.file) + ":\n";  // a newline in a name must not forge a header line
     }
     auto [on, off] = paint(f.severity);
-    out += fmt::format("  {}{:<7}{} {:<20} {}\n", on, severity_name(f.severity), off, f.rule_id(), f.message);
+    out += fmt::format("  {}{:<7}{} {:<20} {}\n", on, severity_name(f.severity), off, f.rule_id(),
+                       escape_controls(f.message));
     ++counts[static_cast<int>(f.severity)];
   }
   if (summary)

@@ -3,6 +3,7 @@
 
 #include "runpatch/reading/elf_types.hpp"
 #include "runpatch/reporting/elf_info_report.hpp"
+#include "runpatch/reporting/utf8.hpp"
 #include "runpatch/resolving/resolution_cache.hpp"
 
 namespace runpatch {
@@ -31,9 +32,10 @@ std::string or_dash(const std::optional<std::string>& value) {
 }  // namespace
 
 std::string format_elf_info(const ElfInfo& info) {
-  std::string out = fmt::format("{}:\n", info.path);
+  // ELF strings and names are bytes: a newline or an ESC in one must not forge a line or colour the terminal.
+  std::string out = fmt::format("{}:\n", escape_controls(info.path));
   auto line = [&](std::string_view key, const std::string& value) {
-    out += fmt::format("  {:<12} {}\n", std::string(key) + ":", value);
+    out += fmt::format("  {:<12} {}\n", std::string(key) + ":", escape_controls(value));
   };
   line("class", class_text(info.identity));
   line("type", fmt::format("{} ({})", info.kind(), type_name(info.type)));
@@ -68,11 +70,12 @@ std::string format_elf_info(const ElfInfo& info) {
 
 std::string format_scan_line(const ElfInfo& info) {
   std::string out = fmt::format("{}: {} {}", info.path, info.kind(), machine_name(info.identity.machine));
-  if (!info.has_dynamic) return out;
-  if (info.runpath) out += fmt::format(" runpath={}", *info.runpath);
-  if (info.rpath) out += fmt::format(" rpath={}", *info.rpath);
-  out += fmt::format(" needed={}", fmt::join(info.needed, ","));
-  return out;
+  if (info.has_dynamic) {
+    if (info.runpath) out += fmt::format(" runpath={}", *info.runpath);
+    if (info.rpath) out += fmt::format(" rpath={}", *info.rpath);
+    out += fmt::format(" needed={}", fmt::join(info.needed, ","));
+  }
+  return escape_controls(out);  // one line per file, whatever the names hold
 }
 
 nlohmann::json elf_info_json(const ElfInfo& info) {

@@ -12,6 +12,7 @@
 #include "process.hpp"
 #include "runpatch/policy/check.hpp"
 #include "runpatch/reporting/check_report.hpp"
+#include "runpatch/reporting/utf8.hpp"
 #include "synthetic_elf.hpp"
 
 namespace runpatch {
@@ -206,6 +207,24 @@ TEST(CheckReports, JunitAndJsonStayWellFormedForNamesThatAreNotText) {
   EXPECT_NE(xml.find("prog\xEF\xBF\xBD\xEF\xBF\xBD&lt;&amp;&gt;&quot;&apos;"), std::string::npos) << xml;
   auto as_json = test::run_command({RUNPATCH_CLI, "check", "--json", "--ignore-environment", root.string()}, false);
   EXPECT_TRUE(json::accept(as_json.output)) << as_json.output;
+}
+
+// Text output goes to terminals and CI logs: a newline in a name must not
+// forge a header line, an ESC must not colour the log (ls -b's escapes).
+TEST(CheckReports, TextOutputEscapesControlCharacters) {
+  EXPECT_EQ(escape_controls("a\nb\tc\x1b[31md\\e\x7f\xff"), "a\\nb\\tc\\x1b[31md\\\\e\\x7f\xff");
+  fs::path root = fs::absolute(test::scratch_dir("sarif/controls"));
+  fs::path file = root / "prog\nforged.so:\x1b[32m";
+  fs::copy_file(test::fixture_arches().at(0).dir / "prog-norunpath", file, fs::copy_options::overwrite_existing);
+  for (const char* command : {"check", "print", "scan"}) {
+    std::string cmd = command;
+    auto r = cmd == "check"   ? test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string()})
+             : cmd == "print" ? test::run_command({RUNPATCH_CLI, "print", file.string()})
+                              : test::run_command({RUNPATCH_CLI, "scan", root.string()});
+    EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << command << "\n" << r.output;
+    EXPECT_EQ(r.output.find("\nforged"), std::string::npos) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find("prog\\nforged.so:\\x1b[32m"), std::string::npos) << command << "\n" << r.output;
+  }
 }
 
 // A file check cannot read fails the run, and every report says why: an

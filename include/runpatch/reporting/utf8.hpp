@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace runpatch {
@@ -14,5 +15,11 @@ size_t utf8_sequence_length(std::string_view text, size_t at);
 
 // How many characters a well-formed UTF-8 text holds.
 size_t utf8_characters(std::string_view text);
+
+// Text for a terminal or a CI log, as `ls -b` quotes names: control
+// characters (a newline that would forge a line, an ESC that would colour the
+// log) and the backslash become C escapes (\n, \t, \r, \\, \xHH); every other
+// byte is left as it is.
+std::string escape_controls(std::string_view text);
 
 }  // namespace runpatch
