@@ -59,13 +59,15 @@ void MappedFile::release() {
   data_ = nullptr;
 }
 
-bool has_elf_magic_at(int dirfd, const char* name) {
+int elf_magic_at(int dirfd, const char* name) {
   // O_NONBLOCK: a FIFO that slipped through must not hang the caller.
   FdCloser fd{::openat(dirfd, name, O_RDONLY | O_CLOEXEC | kOpenWithoutWaiting)};
-  if (fd.fd < 0) return false;
+  if (fd.fd < 0) return -errno;
   unsigned char magic[4];
-  return ::pread(fd.fd, magic, sizeof magic, 0) == 4 && std::memcmp(magic, "\177ELF", 4) == 0;
+  return ::pread(fd.fd, magic, sizeof magic, 0) == 4 && std::memcmp(magic, "\177ELF", 4) == 0 ? 1 : 0;
 }
+
+bool has_elf_magic_at(int dirfd, const char* name) { return elf_magic_at(dirfd, name) == 1; }
 
 bool has_elf_magic(const std::filesystem::path& path) { return has_elf_magic_at(AT_FDCWD, path.c_str()); }
 

@@ -72,8 +72,11 @@ class Walker {
       if (seen_dirs_.insert({st.st_dev, st.st_ino}).second) dirs.push_back({root.string(), false, true});
     } else if (S_ISREG(st.st_mode)) {
       // A file named explicitly is meant to be ELF: saying nothing would pass a typo.
-      if (has_elf_magic_at(AT_FDCWD, root.c_str()))
+      int magic = elf_magic_at(AT_FDCWD, root.c_str());
+      if (magic == 1)
         hits_.push_back({root.string(), {st.st_dev, st.st_ino}, false});
+      else if (magic < 0)
+        listing_.problems.push_back(system_error(root.string(), "cannot open", -magic));
       else
         listing_.problems.push_back(make_error(ErrorCode::NotElf, root.string(), "not an ELF file (bad magic)"));
     } else {
@@ -181,8 +184,11 @@ class Walker {
         }
         subdirs.push_back({prefix + name, via_symlink});
       } else if (type == DT_REG) {
-        if (has_elf_magic_at(dirfd, name))
+        int magic = elf_magic_at(dirfd, name);
+        if (magic == 1)
           hits.push_back({prefix + name, key, via_symlink});
+        else if (magic == -EACCES || magic == -EPERM)  // may be ELF: it cannot be checked, and says so
+          problems.push_back(system_error(prefix + name, "cannot open", -magic));
         else
           ++non_elf;
       }

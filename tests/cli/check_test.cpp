@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
@@ -394,6 +395,32 @@ TEST_F(Check, TheClosureTheLoaderLoadsIsJudged) {
   EXPECT_EQ(in_context[0].file, (root_ / "lib/libA2.so").string());
   EXPECT_EQ(in_context[0].severity, Severity::Info);
   EXPECT_NE(in_context[0].message.find("bin/prog-rpath"), std::string::npos) << in_context[0].message;
+}
+
+// A file check may not open is an unreadable-file finding, in a tree or named,
+// with the reason (not "bad magic"): run as an unprivileged user (as root,
+// through setpriv as nobody, for whom a chmod-000 file is closed).
+TEST_F(Check, AFileItMayNotOpenIsUnreadableAndSaysWhy) {
+  std::vector<std::string> as_user;
+  if (::geteuid() == 0) {
+    if (!test::have_program("setpriv")) GTEST_SKIP() << "needs setpriv to run as an unprivileged user";
+    as_user = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  }
+  fs::path dir = root_ / "closed";
+  fs::create_directories(dir);
+  fs::permissions(root_, fs::perms::all, fs::perm_options::add);
+  fs::copy_file(host_.dir / "lib/libgreet.so", dir / "libclosed.so");
+  fs::permissions(dir / "libclosed.so", fs::perms::none);
+  for (const fs::path& target : {dir, dir / "libclosed.so"}) {
+    std::vector<std::string> argv = as_user;
+    for (const std::string& a : {std::string(RUNPATCH_CLI), std::string("check"), target.string()}) argv.push_back(a);
+    auto r = test::run_command(argv, true);
+    EXPECT_EQ(r.exit_code, 1) << target << "\n" << r.output;
+    EXPECT_NE(r.output.find("unreadable-file"), std::string::npos) << target << "\n" << r.output;
+    EXPECT_NE(r.output.find("Permission denied"), std::string::npos) << target << "\n" << r.output;
+    EXPECT_EQ(r.output.find("bad magic"), std::string::npos) << target << "\n" << r.output;
+  }
+  fs::permissions(dir / "libclosed.so", fs::perms::owner_all);
 }
 
 // unused-entry judges absolute entries only: a relative one is relative-entry's,

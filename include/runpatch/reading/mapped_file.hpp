@@ -41,5 +41,8 @@ class MappedFile {
 bool has_elf_magic(const std::filesystem::path& path);
 // The same for name relative to the directory descriptor dirfd (or AT_FDCWD).
 bool has_elf_magic_at(int dirfd, const char* name);
+// The same, telling a file that cannot be opened (errno, e.g. EACCES) from
+// one that is not ELF: 1 ELF, 0 not ELF, -errno when the open failed.
+int elf_magic_at(int dirfd, const char* name);
 
 }  // namespace runpatch
