@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
@@ -197,6 +198,31 @@ TEST_F(PatchelfCompat, ErrorPathsMatchPatchelf) {
       EXPECT_EQ(mine.output, theirs.output) << what;
     }
   }
+}
+
+// A file the user may not write: patchelf's open(2) words, and the file left
+// alone (as root, run as nobody through setpriv, for whom mode 444 is closed).
+TEST_F(PatchelfCompat, AReadOnlyFileIsRefusedInPatchelfsWords) {
+  std::vector<std::string> as_user;
+  if (::geteuid() == 0) {
+    if (!test::have_program("setpriv")) GTEST_SKIP() << "needs setpriv to run as an unprivileged user";
+    as_user = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  }
+  fs::path dir = test::scratch_dir("patchelf_read_only");
+  fs::permissions(dir, fs::perms::all, fs::perm_options::add);  // nobody may write the directory, not the file
+  fs::copy_file(test::fixture_arches().at(0).dir / "prog-pie", dir / "prog", fs::copy_options::overwrite_existing);
+  fs::permissions(dir / "prog", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  auto before = test::read_file(dir / "prog");
+  for (const std::string& tool : {std::string("patchelf"), kOurs}) {
+    std::vector<std::string> argv = as_user;
+    for (const std::string& a : {tool, std::string("--set-rpath"), std::string("/x"), (dir / "prog").string()})
+      argv.push_back(a);
+    auto r = run_command(argv, true);
+    EXPECT_EQ(r.exit_code, 1) << tool << "\n" << r.output;
+    EXPECT_EQ(r.output, "patchelf: open: Permission denied\n") << tool;
+  }
+  EXPECT_EQ(test::read_file(dir / "prog"), before);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "debris beside the file";
 }
 
 // What patchelf 0.19 answers but Debian's patchelf (0.14) does not know: written expectations.
