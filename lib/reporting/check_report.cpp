@@ -11,17 +11,23 @@ namespace runpatch {
 
 namespace {
 
-// XML 1.0 text: markup characters as entities; a byte that is not UTF-8 and
-// the control characters XML cannot carry at all (not even as references) as
-// U+FFFD, as the JSON output shows bad bytes.
-std::string xml_escape(const std::string& text) {
-  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+// Text for XML 1.0, markup characters as entities, lossless: a byte that is
+// not UTF-8, or a control character XML cannot carry even as a reference,
+// becomes \xHH and the backslash \\ (names that differ in such a byte stay
+// apart: x\xff and x\xfe). In an attribute, newline, tab and carriage return
+// become character references, which attribute-value normalization would
+// otherwise turn into spaces.
+std::string xml_escape(const std::string& text, bool attribute = false) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (size_t at = 0; at < text.size();) {
     char c = text[at];
+    auto byte = static_cast<unsigned char>(c);
     size_t n = utf8_sequence_length(text, at);
-    if (n == 0 || (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')) {
-      out += kReplacement;
+    if (n == 0 || (byte < 0x20 && c != '\n' && c != '\t' && c != '\r') || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
       ++at;
       continue;
     }
@@ -31,6 +37,10 @@ std::string xml_escape(const std::string& text) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += attribute ? "&#10;" : "\n"; break;
+      case '\t': out += attribute ? "&#9;" : "\t"; break;
+      case '\r': out += attribute ? "&#13;" : "\r"; break;
       default: out.append(text, at, n);
     }
     at += n;
@@ -125,21 +135,25 @@ std::string check_junit(const CheckReport& report, Severity fail_on) {
   auto files = by_file(report);
   size_t failures = 0;
   std::string cases;
+  auto lines = [](const std::vector<const Finding*>& findings) {
+    std::string text;
+    for (const auto* f : findings)
+      text += fmt::format("{} {}: {}\n", severity_name(f->severity), f->rule_id(), f->message);
+    return xml_escape(text);
+  };
   for (const auto& file : report.files) {
-    std::vector<const Finding*> failing;
+    std::vector<const Finding*> failing, below;  // below --fail-on: warnings and notes, reported all the same
     if (auto it = files.find(file); it != files.end())
-      for (const auto* f : it->second)
-        if (f->severity >= fail_on) failing.push_back(f);
-    cases += fmt::format("    <testcase classname=\"runpatch.check\" name=\"{}\">", xml_escape(file));
+      for (const auto* f : it->second) (f->severity >= fail_on ? failing : below).push_back(f);
+    cases += fmt::format("    <testcase classname=\"runpatch.check\" name=\"{}\">", xml_escape(file, true));
     if (!failing.empty()) {
       ++failures;
-      std::string details;
-      for (const auto* f : failing)
-        details += fmt::format("{} {}: {}\n", severity_name(f->severity), f->rule_id(), f->message);
-      cases += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
-                           xml_escape(std::string(failing[0]->rule_id())), xml_escape(failing[0]->message),
-                           xml_escape(details));
+      cases += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>",
+                           xml_escape(std::string(failing[0]->rule_id()), true), xml_escape(failing[0]->message, true),
+                           lines(failing));
     }
+    if (!below.empty()) cases += fmt::format("\n      <system-out>{}</system-out>", lines(below));
+    if (!failing.empty() || !below.empty()) cases += "\n    ";
     cases += "</testcase>\n";
   }
   return fmt::format(

@@ -204,7 +204,8 @@ TEST(CheckReports, JunitAndJsonStayWellFormedForNamesThatAreNotText) {
   EXPECT_EQ(lint.exit_code, 0) << lint.output;
   auto bytes = test::read_file(junit);
   std::string xml(bytes.begin(), bytes.end());
-  EXPECT_NE(xml.find("prog\xEF\xBF\xBD\xEF\xBF\xBD&lt;&amp;&gt;&quot;&apos;"), std::string::npos) << xml;
+  // Lossless: the bad byte and the control character as \xHH, markup as entities.
+  EXPECT_NE(xml.find("prog\\xff\\x01&lt;&amp;&gt;&quot;&apos;"), std::string::npos) << xml;
   auto as_json = test::run_command({RUNPATCH_CLI, "check", "--json", "--ignore-environment", root.string()}, false);
   EXPECT_TRUE(json::accept(as_json.output)) << as_json.output;
 }
@@ -224,6 +225,35 @@ TEST(CheckReports, TextOutputEscapesControlCharacters) {
     EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << command << "\n" << r.output;
     EXPECT_EQ(r.output.find("\nforged"), std::string::npos) << command << "\n" << r.output;
     EXPECT_NE(r.output.find("prog\\nforged.so:\\x1b[32m"), std::string::npos) << command << "\n" << r.output;
+  }
+}
+
+// JUnit keeps names apart that differ in a byte that is not text, writes a
+// newline or tab in an attribute as a character reference, and carries the
+// warnings and notes below --fail-on as system-out.
+TEST(CheckReports, JunitIsLosslessAndCarriesEveryFinding) {
+  CheckReport report;
+  report.files = {"x\xff", "x\xfe", "tab\tname"};
+  report.findings = {{CheckRule::UnresolvedNeeded, Severity::Error, "x\xff", "line one\nline two"},
+                     {CheckRule::MissingEntry, Severity::Warning, "x\xfe", "'/gone' does not exist"},
+                     {CheckRule::UnusedEntry, Severity::Info, "tab\tname", "'/x' resolves nothing"}};
+  std::string xml = check_junit(report, Severity::Error);
+  EXPECT_NE(xml.find("name=\"x\\xff\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"x\\xfe\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"tab&#9;name\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("message=\"line one&#10;line two\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<system-out>warning missing-entry: &apos;/gone&apos; does not exist\n</system-out>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<system-out>info unused-entry: &apos;/x&apos; resolves nothing\n</system-out>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos) << xml;
+  if (test::have_program("xmllint")) {
+    fs::path file = test::scratch_dir("sarif/junit-lossless") / "report.xml";
+    test::write_file(file, std::vector<uint8_t>(xml.begin(), xml.end()));
+    auto lint = test::run_command({"xmllint", "--noout", file.string()}, true);
+    EXPECT_EQ(lint.exit_code, 0) << lint.output;
   }
 }
 
