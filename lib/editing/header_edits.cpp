@@ -224,16 +224,4 @@ Expected<HeaderFacts> read_header_facts(const std::filesystem::path& path) {
   return header_facts(mapping.bytes(), path.string());
 }
 
-// One planner and one verification path: the fields travel in an EditRequest.
-Expected<HeaderEditOutcome> edit_elf_headers(const std::filesystem::path& path, const HeaderEditRequest& request,
-                                             const EditOptions& options) {
-  EditRequest full;
-  full.headers = request;
-  RUNPATCH_TRY(EditOutcome outcome, edit_elf_file(path, full, options));
-  HeaderEditOutcome out;
-  out.changed = outcome.strategy != EditStrategy::Unchanged;
-  out.writes = std::move(outcome.writes);
-  return out;
-}
-
 }  // namespace runpatch

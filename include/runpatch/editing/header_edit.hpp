@@ -38,14 +38,4 @@ std::string patchelf_osabi_name(uint8_t osabi);
 // blanks ignored, with patchelf's aliases such as "sysv", "gnu", "hurd").
 std::optional<uint8_t> osabi_from_name(std::string_view name);
 
-struct HeaderEditOutcome {
-  bool changed = false;
-  std::vector<WrittenRange> writes;
-};
-
-// options.output, options.dry_run and options.in_place are honoured (page_size is not used).
-// With output, the destination is written even when nothing changes (as patchelf does).
-Expected<HeaderEditOutcome> edit_elf_headers(const std::filesystem::path& path, const HeaderEditRequest& request,
-                                             const EditOptions& options = {});
-
 }  // namespace runpatch
