@@ -4,6 +4,8 @@
 
 #include "runpatch/reading/resolution_cache_format.hpp"
 
+#include "runpatch/reading/loader_paths.hpp"
+
 namespace runpatch {
 
 std::vector<uint8_t> encode_resolution_cache(const ResolutionCache& cache) {
@@ -39,17 +41,13 @@ Expected<ResolutionCache> decode_resolution_cache(std::span<const uint8_t> descr
     if (needed.empty()) break;  // the closing NUL
     RUNPATCH_TRY(std::string joined, next_string("location list"));
     ResolutionCacheEntry entry{std::move(needed), {}};
-    size_t start = 0;
-    for (;;) {
-      size_t colon = joined.find(':', start);
-      std::string location = joined.substr(start, colon - start);
+    // An empty list is one empty location, as malformed as any other.
+    for (auto& location : joined.empty() ? std::vector<std::string>{""} : split_runpath(joined)) {
       if (location.empty() || (location[0] != '=' && location[0] != '?'))
         return make_error(ErrorCode::Malformed, "",
                           fmt::format("resolution cache: location '{}' of {} starts with neither '=' nor '?'", location,
                                       entry.needed));
       entry.locations.push_back(std::move(location));
-      if (colon == std::string::npos) break;
-      start = colon + 1;
     }
     if (!cache.empty() && !(cache.back().needed < entry.needed))
       return make_error(ErrorCode::Malformed, "",

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string_view>
 
+#include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
@@ -104,12 +105,12 @@ void SearchEnvironment::complete_from_host_loader() {
     std::string subdirs = d["dl_hwcaps_subdirs"];
     unsigned long active = std::strtoul(d["dl_hwcaps_subdirs_active"].c_str(), nullptr, 0);
     size_t bit = 0;
-    for (size_t start = 0; start < subdirs.size() && hwcaps_subdirs.empty(); ++bit) {
-      size_t colon = subdirs.find(':', start);
-      std::string sub = subdirs.substr(start, colon - start);
-      if (!sub.empty() && (active >> bit & 1)) hwcaps_subdirs.push_back(sub);
-      if (colon == std::string::npos) break;
-      start = colon + 1;
+    for (const auto& sub : split_runpath(subdirs)) {
+      if (!sub.empty() && (active >> bit & 1)) {
+        hwcaps_subdirs.push_back(sub);
+        break;
+      }
+      ++bit;
     }
     return;
   }

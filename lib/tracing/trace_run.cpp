@@ -3,6 +3,8 @@
 // the descriptor open, and a pipe would make us wait for it to exit.
 #include "runpatch/tracing/trace_run.hpp"
 
+#include "runpatch/reading/loader_paths.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -33,13 +35,10 @@ bool is_executable_file(const fs::path& path) {
 Expected<fs::path> find_in_path(const std::string& command) {
   const char* path = std::getenv("PATH");
   std::string list = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (size_t start = 0;;) {
-    size_t end = list.find(':', start);
-    std::string dir = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  // An empty PATH is one empty entry: the current directory.
+  for (const auto& dir : list.empty() ? std::vector<std::string>{""} : split_runpath(list)) {
     fs::path candidate = fs::path(dir.empty() ? "." : dir) / command;
     if (is_executable_file(candidate)) return candidate;
-    if (end == std::string::npos) break;
-    start = end + 1;
   }
   return make_error(ErrorCode::CannotTrace, command, "command not found in PATH");
 }
