@@ -241,9 +241,13 @@ class AppendedWriter {
     });
     if (!overwritten && (view_.ehdr().e_type != elf::ET_EXEC || one_follows)) return;
     if (!view_.in_file(table.sh_offset, table.sh_size)) return;
-    auto old_names = view_.bytes().subspan(table.sh_offset, table.sh_size);
+    copy_names_past_segment(table, view_.bytes().subspan(table.sh_offset, table.sh_size), tail);
+  }
+
+  // The section name table's bytes appended to the tail, past the segment, and its header pointed at them.
+  void copy_names_past_segment(Shdr& table, std::span<const uint8_t> names, std::vector<uint8_t>& tail) const {
     table.sh_offset = at_.seg_off + tail.size();
-    tail.insert(tail.end(), old_names.begin(), old_names.end());
+    tail.insert(tail.end(), names.begin(), names.end());
   }
 
   // The sections whose bytes moved into the segment follow them.
@@ -308,8 +312,7 @@ class AppendedWriter {
     std::optional<uint64_t> name = find_string_in_table(old_names, kResolutionCacheSection);
     if (!name) {
       name = old_names.size();
-      table.sh_offset = at_.seg_off + tail.size();
-      tail.insert(tail.end(), old_names.begin(), old_names.end());
+      copy_names_past_segment(table, old_names, tail);
       tail.insert(tail.end(), kResolutionCacheSection.begin(), kResolutionCacheSection.end());
       tail.push_back(0);
       table.sh_size = tail.size() - (uint64_t(table.sh_offset) - at_.seg_off);

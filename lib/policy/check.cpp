@@ -76,16 +76,15 @@ void judge_in_the_programs_context(std::vector<std::vector<Finding>>& per_file,
 // checked in the same run, reports itself is not repeated at every program
 // that loads it.
 void drop_failures_reported_at_their_requester(std::vector<std::vector<Finding>>& per_file, const fs::path& root) {
-  auto key = same_file_key;
   std::set<std::pair<std::string, std::string>> reported;
   for (const auto& findings : per_file)
     for (const auto& f : findings)
       if (f.rule == CheckRule::UnresolvedNeeded && f.requester.empty() && !f.library.empty() &&
           f.severity == Severity::Error)
-        reported.insert({key(f.file), f.library});
+        reported.insert({same_file_key(f.file), f.library});
   for (auto& findings : per_file)
     std::erase_if(findings, [&](const Finding& f) {
-      return !f.requester.empty() && reported.count({key(under_root(root, f.requester).string()), f.library});
+      return !f.requester.empty() && reported.count({same_file_key(under_root(root, f.requester).string()), f.library});
     });
 }
 
@@ -124,12 +123,6 @@ class Checker {
   // there; check_paths drops it when the requester, checked itself, reports it.
   void unresolved_in_closure(const DependencyTree& tree) {
     for (const auto& edge : tree.edges) {
-      const Resolution& r = edge.resolution;
-      bool inherited = r.via == FoundVia::Rpath && r.via_object != tree.objects[edge.from].path;
-      if (edge.from != 0 && r.path && (inherited || r.via == FoundVia::AlreadyLoaded))
-        found_in_context.push_back({tree.objects[edge.from].path, r.name, file_, r.via});
-    }
-    for (const auto& edge : tree.edges) {
       // The driver's libraries are absent where packages are built: driver-library judges them, at their requester.
       if (edge.from == 0 || edge.dlopen || edge.resolution.path || is_driver_library(edge.resolution.name)) continue;
       // As the loader names it ("bin/../ext/libA.so"), shown without the detour.
@@ -143,6 +136,16 @@ class Checker {
       if (o_.disabled.count(CheckRule::UnresolvedNeeded)) continue;
       out_->back().library = edge.resolution.name;
       out_->back().requester = requester;
+    }
+  }
+
+  // What this program supplies the libraries it loads (judge_in_the_programs_context).
+  void record_found_in_context(const DependencyTree& tree) {
+    for (const auto& edge : tree.edges) {
+      const Resolution& r = edge.resolution;
+      bool inherited = r.via == FoundVia::Rpath && r.via_object != tree.objects[edge.from].path;
+      if (edge.from != 0 && r.path && (inherited || r.via == FoundVia::AlreadyLoaded))
+        found_in_context.push_back({tree.objects[edge.from].path, r.name, file_, r.via});
     }
   }
 
@@ -291,6 +294,7 @@ class Checker {
       return;
     }
     loader = tree->loader;
+    record_found_in_context(*tree);
     unresolved_in_closure(*tree);
     unresolved_dlopens(*tree);
     for (const auto& edge : tree->edges) {

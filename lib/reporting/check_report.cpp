@@ -18,16 +18,13 @@ namespace {
 // become character references, which attribute-value normalization would
 // otherwise turn into spaces.
 std::string xml_escape(const std::string& text, bool attribute = false) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (size_t at = 0; at < text.size();) {
     char c = text[at];
     auto byte = static_cast<unsigned char>(c);
     size_t n = utf8_sequence_length(text, at);
     if (n == 0 || (byte < 0x20 && c != '\n' && c != '\t' && c != '\r') || byte == 0x7f) {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xf];
+      append_byte_escape(out, byte);
       ++at;
       continue;
     }

@@ -25,8 +25,14 @@ size_t utf8_characters(std::string_view text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xc0) != 0x80; }));
 }
 
-std::string escape_controls(std::string_view text) {
+void append_byte_escape(std::string& out, unsigned char byte) {
   static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[byte >> 4];
+  out += kHex[byte & 0xf];
+}
+
+std::string escape_controls(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -39,9 +45,7 @@ std::string escape_controls(std::string_view text) {
       default: break;
     }
     if (byte < 0x20 || byte == 0x7f) {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xf];
+      append_byte_escape(out, byte);
     } else {
       out += c;
     }

@@ -22,4 +22,8 @@ size_t utf8_characters(std::string_view text);
 // byte is left as it is.
 std::string escape_controls(std::string_view text);
 
+// Appends the byte as \xHH (lower-case hex): the escape both escape_controls
+// and the XML reports write for a byte they cannot show.
+void append_byte_escape(std::string& out, unsigned char byte);
+
 }  // namespace runpatch
