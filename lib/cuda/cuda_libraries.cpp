@@ -42,16 +42,16 @@ bool is_compat_layer(const std::string& entry, const std::filesystem::path& host
   if (std::find(driver_dirs.begin(), driver_dirs.end(), trimmed) != driver_dirs.end()) return false;
   for (std::string_view system : {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib"})
     if (trimmed == system || (trimmed.starts_with(system) && trimmed[system.size()] == '/')) return false;
+  // A ".../compat" entry is cuda_compat's whatever this machine holds there
+  // (the target's path the compat hook wrote, "written anyway"; an empty or
+  // test layer): nothing else is named so in a runpath, and taking it for one
+  // keeps it ahead of the driver whichever hook runs first.
+  if (trimmed.ends_with("/compat")) return true;
   for (const char* name : {"libcuda.so.1", "libcuda.so"}) {
     auto info = read_elf_info(host_dir / name);
     if (info) return !is_stub_libcuda(*info);
   }
-  // A ".../compat" directory this machine lacks (the compat hook writes the
-  // target's path, warned "written anyway"): nothing but a compat layer is
-  // named so in a runpath, and taking it for one keeps it ahead of the driver
-  // whichever hook runs first.
-  std::error_code ec;
-  return trimmed.ends_with("/compat") && !std::filesystem::exists(host_dir, ec);
+  return false;
 }
 
 bool libcuda_needs_driver_beside(const std::filesystem::path& host_dir) {

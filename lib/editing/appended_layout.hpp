@@ -77,7 +77,7 @@ template <class E>
 Expected<Room<E>> choose_room(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, bool with_dynamic);
 
 template <class E>
-PlacedStrings appended_strings(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, bool with_dynamic);
+PlacedStrings appended_strings(const PlanInputs<E>& in, bool with_dynamic);
 
 template <class E>
 Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, const Room<E>& room,
@@ -89,7 +89,7 @@ Expected<EditPlan> appended_writes(const AppendedLayout<E>& layout);
 #define RUNPATCH_EXTERN_APPENDED_PHASES(E)                                                                           \
   extern template EarlierSegments<E> find_earlier_segments(const PlanInputs<E>&, bool);                              \
   extern template Expected<Room<E>> choose_room(const PlanInputs<E>&, const EarlierSegments<E>&, bool);              \
-  extern template PlacedStrings appended_strings(const PlanInputs<E>&, const EarlierSegments<E>&, bool);             \
+  extern template PlacedStrings appended_strings(const PlanInputs<E>&, bool);             \
   extern template Expected<Placement> place_segment(const PlanInputs<E>&, const EarlierSegments<E>&, const Room<E>&, \
                                                     const PlacedStrings&, bool);                                     \
   extern template Expected<EditPlan> appended_writes(const AppendedLayout<E>&);

@@ -9,13 +9,12 @@ namespace {
 
 constexpr uint64_t kMaxHole = uint64_t(1) << 30;
 
-// How much of the dynamic strings the copy keeps: all of them, except where
-// an earlier edit's segment is replaced: its strings past the last one that
-// anything still references (the runpaths it wrote) go, so that repeated
-// edits do not pile up old strings.
+// How much of the dynamic strings the copy keeps: up to the last one that
+// anything still references (the runpath the edit replaces, written last by
+// linkers and by earlier edits, goes), so that repeated edits do not pile up
+// old strings and the copy is the same whichever edits led to it.
 template <class E>
-uint64_t kept_strings_size(const PlanInputs<E>& in, const EarlierSegments<E>& earlier) {
-  if (!earlier.earlier_segment) return in.table.strtab_size;
+uint64_t kept_strings_size(const PlanInputs<E>& in) {
   auto used = in.symbol_string_refs();
   if (!used) return in.table.strtab_size;  // cannot tell what is referenced: keep everything
   in.add_unchanged_entry_refs(*used);
@@ -134,9 +133,9 @@ Status keep_first_load_delta(const PlanInputs<E>& in, Placement& placement, cons
 }  // namespace
 
 template <class E>
-PlacedStrings appended_strings(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, bool with_dynamic) {
+PlacedStrings appended_strings(const PlanInputs<E>& in, bool with_dynamic) {
   if (!with_dynamic) return {in.model, {}, {}};
-  return StringPlacer<E>(in).in_extended_table(kept_strings_size(in, earlier));
+  return StringPlacer<E>(in).in_extended_table(kept_strings_size(in));
 }
 
 // vaddr ≡ offset (mod page), above every segment: no padding in the file.
@@ -176,7 +175,7 @@ Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments
 }
 
 #define RUNPATCH_INSTANTIATE(E)                                                                               \
-  template PlacedStrings appended_strings(const PlanInputs<E>&, const EarlierSegments<E>&, bool);             \
+  template PlacedStrings appended_strings(const PlanInputs<E>&, bool);             \
   template Expected<Placement> place_segment(const PlanInputs<E>&, const EarlierSegments<E>&, const Room<E>&, \
                                              const PlacedStrings&, bool);
 RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)

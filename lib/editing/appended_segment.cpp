@@ -12,7 +12,7 @@ Expected<EditPlan> plan_appended_segment(const PlanInputs<E>& in, bool with_dyna
     return in.view.error(ErrorCode::NotOneWrite, "the edit needs an appended segment, which no single write commits");
   const EarlierSegments<E> earlier = find_earlier_segments(in, with_dynamic);
   RUNPATCH_TRY(const Room<E> room, choose_room(in, earlier, with_dynamic));
-  const PlacedStrings strings = appended_strings(in, earlier, with_dynamic);
+  const PlacedStrings strings = appended_strings(in, with_dynamic);
   RUNPATCH_TRY(const Placement placement, place_segment(in, earlier, room, strings, with_dynamic));
   return appended_writes(AppendedLayout<E>{in, with_dynamic, earlier, room, strings, placement});
 }

@@ -76,6 +76,7 @@ class AppendedWriter {
       add_symbol_rename_writes(rename_writes_, plan, carried);
     }
     add_symbol_updates(plan, moved, with_dynamic_ ? at_.seg_vaddr + at_.rel.dynamic : in_.table.vaddr);
+    zero_strings_left_behind(plan);
     plan.warnings = at_.warnings;
     return plan;
   }
@@ -164,6 +165,31 @@ class AppendedWriter {
       std::memcpy(tail.data() + (at_.note_off - at_.seg_off), earlier_.note_bytes.data(), earlier_.note_bytes.size());
     }
     return tail;
+  }
+
+  // The strings the edit replaced, zeroed in the table the dynamic section
+  // leaves (after the commit: nothing reads that table then). Not where a
+  // running process may still read it (written into the file outside a
+  // build), nor where the new segment is written over it, nor over bytes
+  // another write of the edit puts there (a table grown over evacuated strings).
+  void zero_strings_left_behind(EditPlan& plan) const {
+    if (!with_dynamic_ || in_.options.in_place) return;
+    uint64_t table = in_.table.strtab_offset, size = in_.table.strtab_size;
+    if (at_.reclaimed_from && table + size > *at_.reclaimed_from) return;
+    const std::vector<uint8_t> before = in_.copy_range(table, size);
+    std::vector<uint8_t> after = before;
+    in_.zero_replaced_strings(after);
+    for (const auto& w : plan.writes) {
+      uint64_t from = std::max(w.offset, table), to = std::min(w.offset + w.bytes.size(), table + size);
+      if (from < to) std::copy(before.begin() + (from - table), before.begin() + (to - table), after.begin() + (from - table));
+    }
+    for (size_t at = 0; at < size;) {  // one write per run of zeroed bytes
+      if (after[at] == before[at]) { ++at; continue; }
+      size_t end = at;
+      while (end < size && after[end] != before[end]) ++end;
+      plan.writes.push_back({WritePhase::Cleanup, table + at, std::vector<uint8_t>(end - at, 0), WriteKind::DynamicStrings});
+      at = end;
+    }
   }
 
   // A version-need table or renamed symbols' tables that moved take the new

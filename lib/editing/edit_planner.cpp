@@ -13,25 +13,6 @@ namespace runpatch {
 
 namespace {
 
-// [first, last) of the bytes where two equal-sized tables differ (first ==
-// last when they do not): memcmp over blocks, a big library's string table
-// is tens of megabytes and an edit changes a few bytes of it.
-std::pair<size_t, size_t> differing_range(const std::vector<uint8_t>& before, const std::vector<uint8_t>& after) {
-  constexpr size_t kBlock = 4096;
-  size_t size = std::min(before.size(), after.size()), first = 0, last = size;
-  while (first < size) {
-    size_t n = std::min(kBlock, size - first);
-    if (std::memcmp(before.data() + first, after.data() + first, n) != 0) break;
-    first += n;
-  }
-  while (first < size && before[first] == after[first]) ++first;
-  if (first == size) return {size, size};
-  while (last - first > kBlock && std::memcmp(before.data() + last - kBlock, after.data() + last - kBlock, kBlock) == 0)
-    last -= kBlock;
-  while (last > first && before[last - 1] == after[last - 1]) --last;
-  return {first, last};
-}
-
 // The request's changes laid out in the existing tables: new strings in
 // unused bytes of the string table, or one string over its own bytes; a
 // resolution-cache note where the old one is.
@@ -161,11 +142,8 @@ class InPlacePlanner {
   // One write covering every byte that differs (they are few and close together).
   void add_string_writes(EditPlan& plan, WritePhase phase, const std::vector<uint8_t>& before,
                          const std::vector<uint8_t>& after) const {
-    auto [first, last] = differing_range(before, after);
-    if (first >= last) return;
-    plan.writes.push_back({phase, in_.table.strtab_offset + first,
-                           std::vector<uint8_t>(after.begin() + first, after.begin() + last),
-                           WriteKind::DynamicStrings});
+    if (auto write = changed_bytes_write(phase, in_.table.strtab_offset, before, after, WriteKind::DynamicStrings))
+      plan.writes.push_back(std::move(*write));
   }
 
   // Only the bytes that change: usually one entry, so the write lies in one sector.

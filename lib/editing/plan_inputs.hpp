@@ -21,6 +21,7 @@
 #include "editing/planned_write.hpp"
 #include "editing/resolution_cache_edit.hpp"
 #include "editing/string_refs.hpp"
+#include "editing/string_space.hpp"
 #include "editing/symbol_rename.hpp"
 
 namespace runpatch {
@@ -103,6 +104,21 @@ struct PlanInputs {
   void add_unchanged_entry_refs(std::vector<ByteRange>& into) const {
     for (const auto& e : model.entries)
       if (e.text && !e.changed) into.push_back({e.value, e.value + e.text->size() + 1});
+  }
+
+  // Zeroes, in `strings` (the table's first strings.size() bytes, or a copy
+  // of them), the old strings of the entries the request replaces where
+  // nothing else still references them (symbols, versions, kept entries): no
+  // dead copy of an old runpath stays, so the bytes depend on the final
+  // content only, whichever edits led there, and a Nix output keeps no
+  // reference to a store path it no longer names.
+  void zero_replaced_strings(std::vector<uint8_t>& strings) const {
+    auto live = symbol_string_refs();
+    if (!live) return;  // cannot tell what is referenced: zero nothing
+    add_unchanged_entry_refs(*live);
+    StringSpace unreferenced(strings.size(), std::move(*live));
+    for (const auto& e : original.entries)
+      if (e.text) unreferenced.zero_free_bytes(strings, {e.value, e.value + e.text->size() + 1});
   }
 };
 

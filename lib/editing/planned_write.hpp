@@ -3,9 +3,9 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runpatch/editing/edit_outcome.hpp"
@@ -64,6 +64,11 @@ inline constexpr uint64_t kAtomicSector = 512;
 // write, inside one sector. Prepare writes go where nothing reads yet, and
 // Cleanup writes only to what tools read, so a crash before that write leaves
 // the old file and after it the new one.
+// The write that turns `before` into `after` (equal-sized copies of the
+// bytes at `offset`): only the span where they differ; none when equal.
+std::optional<PlannedWrite> changed_bytes_write(WritePhase phase, uint64_t offset, const std::vector<uint8_t>& before,
+                                               const std::vector<uint8_t>& after, WriteKind kind);
+
 inline bool commits_in_one_write(const EditPlan& plan) {
   const PlannedWrite* commit = nullptr;
   for (const auto& w : plan.writes) {

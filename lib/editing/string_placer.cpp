@@ -58,6 +58,7 @@ std::optional<PlacedStrings> StringPlacer<E>::over_own_bytes(const std::vector<B
   uint64_t at = in_.original.entries[*single].value;
   StringSpace reusable(in_.table.strtab_size, survives);
   if (!reusable.claim(at, entry.text->size() + 1)) return std::nullopt;
+  in_.zero_replaced_strings(placed.strtab);  // a shorter string leaves no tail of the old one
   std::memcpy(placed.strtab.data() + at, entry.text->c_str(), entry.text->size() + 1);
   entry.value = at;
   placed.offsets[*entry.text] = at;
@@ -74,8 +75,9 @@ PlacedStrings StringPlacer<E>::in_extended_table(uint64_t kept_size) const {
   for (const auto& name : in_.renamer.new_names()) added.push_back(name);
   for (const auto& e : placed.model.entries)
     if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) added.push_back(*e.text);
-  auto table =
-      layout::extended_string_table(in_.view.bytes().subspan(in_.table.strtab_offset, kept_size), added, kStringSlack);
+  std::vector<uint8_t> kept = in_.copy_range(in_.table.strtab_offset, kept_size);
+  in_.zero_replaced_strings(kept);
+  auto table = layout::extended_string_table(kept, added, kStringSlack);
   placed.strtab = std::move(table.bytes);
   placed.offsets = std::move(table.offsets);
   for (auto& e : placed.model.entries)

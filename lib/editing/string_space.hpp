@@ -20,6 +20,9 @@ class StringSpace {
   // Reserves [at, at+len) if all of it is free.
   bool claim(uint64_t at, uint64_t len);
 
+  // Zeroes the free bytes of `within` in `table` (bytes past its end are left).
+  void zero_free_bytes(std::vector<uint8_t>& table, ByteRange within) const;
+
  private:
   std::vector<ByteRange> free_;  // sorted, disjoint
 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,44 @@ TEST(EditSurroundings, RepeatedAppendedEditsDoNotAccumulate) {
     }
     ASSERT_EQ(cli({"set", "--runpath", "/opt/" + std::string(500, 'd'), once.string()}).exit_code, 0);
     EXPECT_LE(sizes.back(), fs::file_size(once)) << name << ": four edits grew the file more than one";
+  }
+}
+
+// A replaced runpath leaves no dead copy in the file (a Nix output would keep
+// a reference to the store path it names: $dev, the build directory), and
+// the bytes depend only on the final runpath, not on the edits that led there
+// (hooks in either order, one edit or three): in a build and as a copy.
+TEST(EditSurroundings, AReplacedRunpathLeavesNoDeadCopyAndTheBytesDependOnlyOnTheResult) {
+  fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/no-dead-copy"));
+  const std::string dev = "/nix/store/00000000000000000000000000000000-pkg-dev/lib";
+  const std::string build = dir.string() + "/build/source/lib";
+  const std::string final_runpath = "/nix/store/11111111111111111111111111111111-cuda_compat/compat:/run/opengl-driver/lib";
+  const std::vector<std::vector<std::string>> paths = {
+      {final_runpath},                                                           // one edit
+      {build + ":" + dev, "/run/opengl-driver/lib", final_runpath},              // grown, then grown again
+      {build + ":" + dev, "/nix/store/11111111111111111111111111111111-cuda_compat/compat", final_runpath},  // shorter first
+  };
+  for (const std::vector<std::string>& env : {std::vector<std::string>{"NIX_BUILD_TOP=" + dir.string()},
+                                              std::vector<std::string>{}}) {
+    std::optional<std::vector<uint8_t>> first;
+    for (size_t p = 0; p < paths.size(); ++p) {
+      fs::path prog = copy_fixture("prog-pie", dir / (std::to_string(env.size()) + "-" + std::to_string(p)));
+      for (const auto& runpath_value : paths[p]) {
+        std::vector<std::string> argv = {"env"};
+        argv.insert(argv.end(), env.begin(), env.end());
+        argv.insert(argv.end(), {RUNPATCH_CLI, "set", "--runpath", runpath_value, prog.string()});
+        ASSERT_EQ(test::run_command(argv, true).exit_code, 0) << runpath_value;
+      }
+      ASSERT_EQ(runpath(prog), final_runpath);
+      std::vector<uint8_t> bytes = test::read_file(prog);
+      std::string text(bytes.begin(), bytes.end());
+      EXPECT_EQ(text.find("-pkg-dev"), std::string::npos) << prog << ": a dead copy of the $dev entry stays";
+      EXPECT_EQ(text.find(build), std::string::npos) << prog << ": a dead copy of the build directory entry stays";
+      if (!first) first = bytes;
+      EXPECT_TRUE(bytes == *first) << prog << ": the edits that led to the runpath changed the bytes";
+      std::string fixture_libs = (test::fixture_arches().at(0).dir / "lib").string();
+      EXPECT_EQ(test::run_command({"env", "LD_LIBRARY_PATH=" + fixture_libs, prog.string()}, true).exit_code, 0) << prog;
+    }
   }
 }
 

@@ -220,13 +220,21 @@ hashes_after() {  # ORDER MAKER [ARGS...]: the package's sha256 list after both 
   (cd "$root" && find out lib -type f -exec sha256sum {} + | sort)
 }
 with_arch() { make_arch_package "$1" "$arch"; }
-packages=(make_package)
+# Runpaths as a build links them, with an entry under the build directory that
+# the hooks drop (--forbid): the first hook shortens the runpath in place, the
+# other appends a segment; the bytes still must not depend on which ran first.
+with_build_dir_entry() {
+  make_package "$1"
+  "$runpatch" set --runpath "$scratch/build/source/lib:$1/lib/lib" "$1/out/bin/cuda-prog" >/dev/null
+  "$runpatch" set --runpath "$scratch/build/source/lib:\$ORIGIN/stubs" "$1/lib/lib/libcudart.so.13" >/dev/null
+}
+packages=(make_package with_build_dir_entry)
 [[ -e $cuda_lib/libcudart.so.13 ]] && packages+=(make_cuda_package)
 for arch in aarch64; do [[ -d $fixtures/$arch/cuda-pkg ]] && packages+=(with_arch); done
 for maker in "${packages[@]}"; do
   # As the hooks run (in a build) for every package; outside a build for the fixture package.
   build_tops=("$scratch")
-  [[ $maker == make_package ]] && build_tops+=("")
+  [[ $maker == make_package || $maker == with_build_dir_entry ]] && build_tops+=("")
   for build_top in "${build_tops[@]}"; do
     first=$(NIX_BUILD_TOP=$build_top hashes_after driver-first "$maker")
     second=$(NIX_BUILD_TOP=$build_top hashes_after compat-first "$maker")
