@@ -1,6 +1,7 @@
 #include "policy/nix_paths.hpp"
 
 #include <cctype>
+#include <string_view>
 
 namespace runpatch {
 
@@ -26,7 +27,17 @@ std::optional<StorePath> parse_store_path(const std::string& entry) {
       break;
     }
   if (dash == std::string::npos) {
+    // No version (a derivation named without one): Nix still names an output
+    // other than out "<name>-<output>".
     p.name = rest;
+    for (std::string_view output : {"dev", "lib", "bin", "static", "doc", "devdoc", "man", "info"}) {
+      std::string suffix = "-" + std::string(output);
+      if (rest.size() > suffix.size() && rest.ends_with(suffix)) {
+        p.name = rest.substr(0, rest.size() - suffix.size());
+        p.output = output;
+        break;
+      }
+    }
     return p;
   }
   p.name = rest.substr(0, dash);

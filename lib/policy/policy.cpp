@@ -1,6 +1,9 @@
 #include "runpatch/policy/policy.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -47,6 +50,38 @@ RunpathPolicy with_split_entries(RunpathPolicy policy) {
   return policy;
 }
 
+bool under_forbidden_prefix(const RunpathPolicy& policy, const std::string& entry) {
+  return std::any_of(policy.forbidden_prefixes.begin(), policy.forbidden_prefixes.end(), [&](const std::string& prefix) {
+    return !prefix.empty() && entry.compare(0, prefix.size(), prefix) == 0;
+  });
+}
+
+// A DT_NEEDED library that a forbidden entry the policy drops supplies and
+// no entry it keeps does: the file would not load from its output. Nixpkgs'
+// audit-tmpdir fails such a build; so must the hooks (dropping is right only
+// for entries nothing needs).
+std::optional<Error> needed_only_in_dropped(const RunpathPolicy& policy, const ElfInfo& info,
+                                            const std::string& current, const std::string& next) {
+  if (policy.forbidden_prefixes.empty()) return std::nullopt;
+  const std::string origin = dirname_of(info.path);
+  auto holds = [&](const std::string& entry, const std::string& name) {
+    std::error_code ec;
+    return !entry.empty() && std::filesystem::exists(std::filesystem::path(expand_origin(entry, origin)) / name, ec);
+  };
+  const std::vector<std::string> kept = split_runpath(next);
+  for (const auto& name : info.needed) {
+    if (name.find('/') != std::string::npos) continue;
+    if (std::any_of(kept.begin(), kept.end(), [&](const std::string& k) { return holds(k, name); })) continue;
+    for (const auto& entry : split_runpath(current))
+      if (under_forbidden_prefix(policy, entry) && holds(entry, name))
+        return make_error(ErrorCode::InvalidRequest, info.path,
+                          fmt::format("needs {}, which only '{}' supplies, and that entry is under a forbidden prefix "
+                                      "(--forbid): without it {} is not found; install the library into an output",
+                                      name, entry, name));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string apply_policy(const RunpathPolicy& given, const std::string& current,
@@ -57,9 +92,7 @@ std::string apply_policy(const RunpathPolicy& given, const std::string& current,
     if (entry.empty()) return false;  // an empty entry means the current directory
     if (policy.drop_stubs && is_stubs_directory(entry)) return false;
     if (!policy.keep_origin && names_origin(entry)) return false;
-    for (const auto& prefix : policy.forbidden_prefixes)
-      if (!prefix.empty() && entry.compare(0, prefix.size(), prefix) == 0) return false;
-    return true;
+    return !under_forbidden_prefix(policy, entry);
   };
 
   // Layers, each in its own order; entries already present are recognised by role.
@@ -120,6 +153,7 @@ EditRequest policy_request(const RunpathPolicy& policy) {
   request.runpath = [policy](const ElfInfo& info) -> Expected<RunpathChange> {
     std::string current = effective_runpath(info);
     std::string next = apply_policy(policy, current, compat_entries_by_content(policy, info));
+    if (auto broken = needed_only_in_dropped(policy, info, current, next)) return *broken;
     bool had_tag = info.runpath.has_value() || info.rpath.has_value();
     if (next.empty() && !had_tag) return RunpathChange::keep();  // nothing to add: do not create an empty tag
     if (next.empty()) return RunpathChange::remove();

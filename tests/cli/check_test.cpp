@@ -198,6 +198,10 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
   EXPECT_EQ(rules_for(clean_library("dev.so", dev)), std::set<std::string>{"closure-bloat"});
   EXPECT_EQ(rules_for(clean_library("toolkit.so", toolkit)), std::set<std::string>{"closure-bloat"});
   EXPECT_EQ(rules_for(clean_library("lib-output.so", lib_output)), std::set<std::string>{});
+  // A derivation named without a version: Nix still names its outputs <name>-dev, <name>-lib.
+  std::string unversioned_dev = store_dir(root_ / "w", "cuda-pkg-dev"), unversioned_lib = store_dir(root_ / "w", "cuda-pkg-lib");
+  EXPECT_EQ(rules_for(clean_library("unversioned-dev.so", unversioned_dev)), std::set<std::string>{"closure-bloat"});
+  EXPECT_EQ(rules_for(clean_library("unversioned-lib.so", unversioned_lib)), std::set<std::string>{});
   options_.disabled.clear();
 
   // unused-entry: the directory that provides libgreet.so is used, the other is not; its size is reported.

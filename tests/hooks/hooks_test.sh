@@ -27,9 +27,10 @@ make_package() {
   "$runpatch" set --runpath "$root/lib/lib" "$root/out/bin/cuda-prog" >/dev/null  # as a split-output build links it
 }
 
-# run_fixup ROOT HOOK_FILES...: sources the hooks in that order and runs postFixupHooks.
+# run_fixup_logged ROOT HOOK_FILES...: sources the hooks in that order and runs
+# postFixupHooks, their messages on stdout; run_fixup: the same, silent.
 # With $unset_variable named, the hooks see that variable unset (as a caller who forgot it).
-run_fixup() {
+run_fixup_logged() {
   local root=$1; shift
   (
     out=$root/out lib=$root/lib
@@ -42,8 +43,9 @@ run_fixup() {
     source "$hooks/add-driver-runpath.sh"
     for hook in "$@"; do source "$hooks/$hook"; done
     for h in "${postFixupHooks[@]}"; do eval "$h" || exit 1; done
-  ) >/dev/null 2>&1
+  ) 2>&1
 }
+run_fixup() { run_fixup_logged "$@" >/dev/null; }
 
 for order in driver-first compat-first; do
   root=$scratch/$order
@@ -116,6 +118,22 @@ make_package "$root"
 "$runpatch" set --runpath "$root/build/source/lib:$root/lib/lib" "$root/out/bin/cuda-prog" >/dev/null
 (NIX_BUILD_TOP=$root/build run_fixup "$root" auto-add-driver-runpath-hook.sh)
 expect_eq "entries under \$NIX_BUILD_TOP are dropped" "$(runpath_of "$root/out/bin/cuda-prog")" "$root/driver-link/lib:$root/lib/lib"
+
+# A library only the build directory holds (built, never installed): dropping
+# the entry would leave a program that exits 127 from the store. The hook
+# fails, naming the library and the entry, as Nixpkgs' audit-tmpdir would.
+root=$scratch/build-dir-needed
+make_package "$root"
+mkdir -p "$root/build/source/lib"
+mv "$root/lib/lib/libcudart.so.13" "$root/build/source/lib/"
+"$runpatch" set --runpath "$root/build/source/lib" "$root/out/bin/cuda-prog" >/dev/null
+status=0
+log=$(NIX_BUILD_TOP=$root/build run_fixup_logged "$root" auto-add-driver-runpath-hook.sh) || status=$?
+expect_eq "a needed library only under \$NIX_BUILD_TOP: the hook fails" "$status" 1
+expect_eq "a needed library only under \$NIX_BUILD_TOP: the message names it and the entry" \
+  "$([[ $log == *"needs libcudart.so.13, which only '$root/build/source/lib' supplies"* ]] && echo yes)" "yes"
+expect_eq "a needed library only under \$NIX_BUILD_TOP: the program is left as it was" \
+  "$(runpath_of "$root/out/bin/cuda-prog")" "$root/build/source/lib"
 
 # Outputs routinely link into other store paths, read-only during a build:
 # the hooks walk as find -type f does and leave them alone.

@@ -2,6 +2,11 @@
 // independence and filters, on runpath strings.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "fixtures.hpp"
+#include "runpatch/cuda/cuda.hpp"
+
 #include "runpatch/policy/policy.hpp"
 #include "runpatch/reading/loader_paths.hpp"
 
@@ -98,6 +103,15 @@ TEST(Policy, CompatDirectoriesAreRecognised) {
   EXPECT_TRUE(looks_like_compat_dir("/nix/store/x-cuda-compat-1/compat/"));
   EXPECT_FALSE(looks_like_compat_dir("/usr/lib/compat"));
   EXPECT_FALSE(looks_like_compat_dir("/nix/store/x-cuda_compat-1/lib"));
+  // Named .../compat: the compat hook wrote it, whatever this host holds there
+  // (nothing, an empty directory); otherwise only a real libcuda makes one.
+  auto empty = test::scratch_dir("policy/compat-layer") / "opt/compat";
+  std::filesystem::create_directories(empty);
+  std::vector<std::string> drivers = {kDriver};
+  EXPECT_TRUE(is_compat_layer(empty.string(), empty, drivers));
+  EXPECT_TRUE(is_compat_layer("/nowhere/compat", "/nowhere/compat", drivers));
+  EXPECT_FALSE(is_compat_layer(empty.parent_path().string(), empty.parent_path(), drivers));
+  EXPECT_FALSE(is_compat_layer(kDriver, kDriver, drivers));
 }
 
 TEST(PolicyFile, ParsesEveryKeyAndRejectsUnknownOnes) {

@@ -19,10 +19,11 @@ inline constexpr const char* kDefaultDriverDir = "/run/opengl-driver/lib";
 // Whether an existing entry is a cuda_compat directory: a directory named
 // "compat" inside a cuda_compat / cuda-compat package.
 bool looks_like_compat_dir(const std::string& entry);
-// Whether a runpath entry is a compat layer by name or by content: host_dir
-// (the entry as this host sees it) holds a libcuda that is not the toolkit's
-// stub, and the entry is neither a driver directory nor a system library
-// directory (where a host's own driver installs libcuda).
+// Whether a runpath entry is a compat layer by name or by content: an
+// absolute ".../compat" entry (what the compat hook writes, whatever this host
+// holds there), or host_dir (the entry as this host sees it) holds a libcuda
+// that is not the toolkit's stub, and the entry is neither a driver directory
+// nor a system library directory (where a host's own driver installs libcuda).
 bool is_compat_layer(const std::string& entry, const std::filesystem::path& host_dir,
                      std::span<const std::string> driver_dirs);
 // Whether the libcuda in host_dir needs driver libraries its directory lacks
