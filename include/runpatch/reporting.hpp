@@ -4,6 +4,7 @@
 #include "runpatch/reporting/check_report.hpp"
 #include "runpatch/reporting/doctor_report.hpp"
 #include "runpatch/reporting/elf_info_report.hpp"
+#include "runpatch/reporting/json_text.hpp"
 #include "runpatch/reporting/open_attempts_report.hpp"
 #include "runpatch/reporting/tree_report.hpp"
 #include "runpatch/reporting/utf8.hpp"

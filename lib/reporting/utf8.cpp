@@ -32,6 +32,22 @@ void append_byte_escape(std::string& out, unsigned char byte) {
   out += kHex[byte & 0xf];
 }
 
+std::string lossless_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    size_t n = utf8_sequence_length(text, at);
+    if (n == 0) {
+      append_byte_escape(out, static_cast<unsigned char>(text[at++]));
+      continue;
+    }
+    if (text[at] == '\\') out += '\\';
+    out.append(text, at, n);
+    at += n;
+  }
+  return out;
+}
+
 std::string escape_controls(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -18,10 +18,6 @@ bool stdout_wants_color() {
   return ::isatty(1) && !(no_color && *no_color) && !(term && std::string_view(term) == "dumb");
 }
 
-std::string json_text(const nlohmann::json& document) {
-  return document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 Verbosity& verbosity() {
   static Verbosity v;
   return v;

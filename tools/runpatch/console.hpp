@@ -5,10 +5,13 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <string>
+
+#include "runpatch/reporting/json_text.hpp"
 
 namespace runpatch::cli {
 
@@ -20,10 +23,6 @@ struct Verbosity {
 // Colours on stdout: only on a terminal that is not TERM=dumb, and never with
 // NO_COLOR set to a non-empty value (no-color.org).
 bool stdout_wants_color();
-
-// JSON as the tools print it (indented). ELF strings are bytes, not UTF-8:
-// a byte that is not valid UTF-8 is shown as U+FFFD instead of aborting.
-std::string json_text(const nlohmann::json& document);
 
 // The process's verbosity, set by the flags below.
 Verbosity& verbosity();

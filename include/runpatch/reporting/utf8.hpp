@@ -22,6 +22,11 @@ size_t utf8_characters(std::string_view text);
 // byte is left as it is.
 std::string escape_controls(std::string_view text);
 
+// Text that is always UTF-8 and loses nothing: a byte that is not part of a
+// well-formed UTF-8 sequence becomes \xHH and the backslash \\, so that
+// x\xff and x\xfe stay apart (JSON reports; the XML ones escape so too).
+std::string lossless_text(std::string_view text);
+
 // Appends the byte as \xHH (lower-case hex): the escape both escape_controls
 // and the XML reports write for a byte they cannot show.
 void append_byte_escape(std::string& out, unsigned char byte);
