@@ -72,6 +72,71 @@ void judge_in_the_programs_context(std::vector<std::vector<Finding>>& per_file,
     }
 }
 
+// The site-packages (or dist-packages) directory a file lies in, and the
+// package (its first directory there; auditwheel's "<pkg>.libs" is <pkg>'s).
+struct SitePackagesPlace {
+  std::string root, package;
+};
+
+std::optional<SitePackagesPlace> site_packages_place(const std::string& path) {
+  for (std::string_view dir : {"site-packages/", "dist-packages/"}) {
+    size_t at = path.rfind(dir);
+    if (at == std::string::npos || (at > 0 && path[at - 1] != '/')) continue;
+    size_t name_at = at + dir.size(), slash = path.find('/', name_at);
+    if (slash == std::string::npos) return SitePackagesPlace{path.substr(0, name_at), ""};
+    std::string package = path.substr(name_at, slash - name_at);
+    if (package.ends_with(".libs")) package.resize(package.size() - 5);
+    return SitePackagesPlace{path.substr(0, name_at), package};
+  }
+  return std::nullopt;
+}
+
+// In a Python tree, an extension module's library that another package of
+// the same site-packages provides loads once that package is imported (an
+// import before it put the soname into the interpreter: torchaudio's
+// libtorch.so after `import torch`). Not an error of this file, but a
+// warning saying which import it depends on; what no package provides stays
+// an error (no import order can satisfy it).
+using ProvidersBySoname = std::map<std::pair<std::string, std::string>, std::string>;  // (site-packages, name) -> file
+
+// A site-packages only partly checked: its other files, by file name (the
+// soname, or the name a wheel's library is installed under), walked once.
+void add_providers_on_disk(ProvidersBySoname& providers, const std::string& root) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && !it->is_symlink(ec) && it->path().filename().string().find(".so") != std::string::npos)
+      providers.emplace(std::make_pair(root, it->path().filename().string()), it->path().string());
+  }
+}
+
+void judge_in_the_interpreters_context(std::vector<std::vector<Finding>>& per_file,
+                                       const std::vector<const ElfInfo*>& checked) {
+  ProvidersBySoname provider;
+  for (const ElfInfo* info : checked)
+    if (auto place = site_packages_place(info->path))
+      provider.emplace(std::make_pair(place->root, info->soname.value_or(basename_of(info->path))), info->path);
+  std::set<std::string> walked;
+  for (auto& findings : per_file)
+    for (auto& f : findings) {
+      if (f.rule != CheckRule::UnresolvedNeeded || f.library.empty() || f.severity != Severity::Error) continue;
+      auto place = site_packages_place(f.file);
+      if (!place) continue;
+      auto found = provider.find({place->root, f.library});
+      if (found == provider.end() && walked.insert(place->root).second) {
+        add_providers_on_disk(provider, place->root);
+        found = provider.find({place->root, f.library});
+      }
+      if (found == provider.end()) continue;
+      auto from = site_packages_place(found->second);
+      f.severity = Severity::Warning;
+      f.message += fmt::format(
+          "; {} of the same site-packages provides it: found once the '{}' package is imported (its import loads "
+          "it into the interpreter first), not by the loader's search",
+          found->second, from && !from->package.empty() ? from->package : basename_of(found->second));
+    }
+}
+
 // Each failure once: a dependency's unresolved library that the dependency,
 // checked in the same run, reports itself is not repeated at every program
 // that loads it.
@@ -437,6 +502,9 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
   for (auto& finds : in_context) all_in_context.insert(all_in_context.end(), finds.begin(), finds.end());
   judge_in_the_programs_context(per_file, all_in_context, options.env.root);
   drop_failures_reported_at_their_requester(per_file, options.env.root);
+  std::vector<const ElfInfo*> checked;
+  for (size_t index : dynamic) checked.push_back(&*infos[index]);
+  judge_in_the_interpreters_context(per_file, checked);
   // Every file in path order, unreadable ones among them: reports in every
   // format then show what made the run fail.
   std::map<std::string, std::vector<Finding>> by_file;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "elf_checks.hpp"
@@ -140,6 +141,53 @@ std::string store_dir(const fs::path& root, const std::string& name) {
   fs::path dir = root / "nix/store" / (std::string(32, 'a') + "-" + name) / "lib";
   fs::create_directories(dir);
   return dir.string();
+}
+
+// A Python tree: an extension module needs a library another package of the
+// same site-packages provides, which the loader's search does not find but an
+// earlier import has loaded (torchaudio's libtorch.so after `import torch`):
+// a warning naming that package; a library no package provides stays an
+// error. The oracle is an interpreter loading the modules (ctypes, RTLD_LOCAL
+// as Python imports extension modules): the first loads only after the
+// provider, the second never.
+TEST_F(Check, APythonTreeJudgesWhatAnEarlierImportLoads) {
+  fs::path site = root_ / "venv/lib/python3.11/site-packages";
+  fs::path provider = file("lib/libgreet.so", "venv/lib/python3.11/site-packages/torch/lib/libgreet.so", std::nullopt);
+  fs::path module = file("lib/libgreet.so", "venv/lib/python3.11/site-packages/torchaudio/_ext.so", std::nullopt);
+  fs::path orphan = file("lib/libgreet.so", "venv/lib/python3.11/site-packages/cupy/_cutensor.so", std::nullopt);
+  EditRequest greet_needed, cutensor_needed;
+  greet_needed.add_needed = {"libgreet.so"};
+  cutensor_needed.add_needed = {"libcutensor.so.2"};
+  EditRequest soname;
+  soname.soname = "lib_ext.so";
+  ASSERT_TRUE(edit_elf_file(module, soname));
+  soname.soname = "_cutensor.so";
+  ASSERT_TRUE(edit_elf_file(orphan, soname));
+  ASSERT_TRUE(edit_elf_file(module, greet_needed));
+  ASSERT_TRUE(edit_elf_file(orphan, cutensor_needed));
+  auto load = [](const std::vector<fs::path>& in_order) {
+    std::string script = "import ctypes\n";
+    for (const auto& p : in_order) script += "ctypes.CDLL('" + p.string() + "')\n";
+    return test::run_command({"python3", "-c", script}, true).exit_code;
+  };
+  ASSERT_NE(load({module}), 0) << "the module alone must not load";
+  ASSERT_EQ(load({provider, module}), 0) << "the module must load after its provider";
+  ASSERT_NE(load({provider, orphan}), 0);
+  for (const fs::path& checked : {site, site / "torchaudio"}) {  // the whole tree, or one package of it
+    auto findings = check_paths({checked}, options_).findings;
+    std::map<std::string, Finding> by_library;
+    for (const auto& f : findings)
+      if (f.rule == CheckRule::UnresolvedNeeded) by_library[f.library] = f;
+    SCOPED_TRACE(checked.string());
+    ASSERT_TRUE(by_library.count("libgreet.so"));
+    EXPECT_EQ(by_library["libgreet.so"].severity, Severity::Warning);
+    EXPECT_NE(by_library["libgreet.so"].message.find("found once the 'torch' package is imported"), std::string::npos)
+        << by_library["libgreet.so"].message;
+    if (checked == site) {
+      ASSERT_TRUE(by_library.count("libcutensor.so.2"));
+      EXPECT_EQ(by_library["libcutensor.so.2"].severity, Severity::Error);
+    }
+  }
 }
 
 TEST_F(Check, CudaVersionMix) {
