@@ -8,6 +8,7 @@
 #include <cctype>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string_view>
 
 #include "diagnosing/doctor_l4t.hpp"
@@ -345,19 +346,56 @@ bool LibcudaObservation::agrees() const {
 
 // A requester in the trace is the loader's path of the object (bin/../lib/x), the
 // prediction's is the resolver's: the same file is the same requester.
-std::vector<LibcudaObservation> observe_libcuda(const DoctorReport& prediction, const TraceAnalysis& trace) {
+std::vector<LibcudaObservation> observe_libcuda(const std::vector<const DoctorReport*>& predictions,
+                                                const TraceAnalysis& trace) {
   std::vector<LibcudaObservation> observations;
   for (const auto& l : trace.loads) {
     if (l.name != kLibcuda) continue;
     LibcudaObservation o{l.pid, l.requester, l.path, std::nullopt, false};
-    for (const auto& p : prediction.loads) {
-      if (!same_library_file(p.loader, l.requester)) continue;
-      o.predicted_load = true;
-      if (p.chosen) o.predicted = p.chosen->path;
+    for (const DoctorReport* prediction : predictions) {
+      for (const auto& p : prediction->loads) {
+        if (!same_library_file(p.loader, l.requester)) continue;
+        o.predicted_load = true;
+        if (p.chosen) o.predicted = p.chosen->path;
+      }
+      if (o.predicted_load) break;
     }
     observations.push_back(std::move(o));
   }
   return observations;
+}
+
+bool DoctorRun::ok() const {
+  auto report_ok = [](const DoctorReport& r) { return r.ok(); };
+  return program.ok() && std::all_of(requesters.begin(), requesters.end(), report_ok) && problems.empty() &&
+         std::all_of(observations.begin(), observations.end(), [](const auto& o) { return o.agrees(); });
+}
+
+DoctorRun doctor_traced_run(Doctor& doctor, DoctorReport program, const TraceAnalysis& trace, int exit_code) {
+  DoctorRun run{std::move(program), {}, {}, {}, exit_code};
+  auto predicted_for = [&](const std::string& requester) {
+    auto has_load = [&](const DoctorReport& r) {
+      return std::any_of(r.loads.begin(), r.loads.end(),
+                         [&](const LibcudaLoad& l) { return same_library_file(l.loader, requester); });
+    };
+    return has_load(run.program) || std::any_of(run.requesters.begin(), run.requesters.end(), has_load);
+  };
+  std::set<std::string> tried;
+  for (const auto& l : trace.loads) {
+    if (l.name != kLibcuda || l.requester.empty() || predicted_for(l.requester) || !tried.insert(l.requester).second)
+      continue;
+    // Not in the program's tree (loaded at run time by path, or by an
+    // interpreter): predicted from the requester's own search.
+    auto report = doctor.diagnose(l.requester);
+    if (report)
+      run.requesters.push_back(std::move(*report));
+    else
+      run.problems.push_back(report.error().message());
+  }
+  std::vector<const DoctorReport*> predictions = {&run.program};
+  for (const auto& r : run.requesters) predictions.push_back(&r);
+  run.observations = observe_libcuda(predictions, trace);
+  return run;
 }
 
 }  // namespace runpatch

@@ -120,4 +120,45 @@ std::string format_host(const DriverFacts& facts) {
   return fmt::format("host: {} [{}]\n", describe_l4t(*facts.l4t), evidence);
 }
 
+namespace {
+
+nlohmann::json observation_json(const LibcudaObservation& o) {
+  return {{"pid", o.pid},
+          {"requester", o.requester},
+          {"observed", o.path ? nlohmann::json(*o.path) : nlohmann::json(nullptr)},
+          {"predicted", o.predicted ? nlohmann::json(*o.predicted) : nlohmann::json(nullptr)},
+          {"agrees", o.agrees()}};
+}
+
+std::string observation_text(const LibcudaObservation& o) {
+  std::string observed = o.path ? *o.path : "nothing (the load failed)";
+  std::string predicted = !o.predicted_load ? "no load from this object" : o.predicted ? *o.predicted : "nothing";
+  return fmt::format("  observed (pid {}): {} loaded {}\n    predicted: {}: {}\n", o.pid, o.requester, observed,
+                     predicted, o.agrees() ? "confirmed" : "the prediction differs");
+}
+
+}  // namespace
+
+std::string format_doctor_run(const DoctorRun& run, const std::string& command, bool color) {
+  std::string text = format_doctor(run.program, color);
+  if (!run.program.uses_cuda && !run.program.unknown() && !run.requesters.empty())
+    text += "  (the run loaded libcuda.so.1 from objects outside its tree, predicted below)\n";
+  for (const auto& r : run.requesters) text += "loaded by the run: " + format_doctor(r, color);
+  for (const auto& problem : run.problems) text += "  cannot predict for a requester the run saw: " + problem + "\n";
+  text += fmt::format("run: {} exited with {}\n", command, run.exit_code);
+  if (run.observations.empty()) text += "  observed: libcuda.so.1 was not loaded\n";
+  for (const auto& o : run.observations) text += observation_text(o);
+  return text;
+}
+
+nlohmann::json doctor_run_json(const DoctorRun& run) {
+  nlohmann::json program = doctor_json(run.program);
+  program["observed"] = nlohmann::json::array();
+  for (const auto& o : run.observations) program["observed"].push_back(observation_json(o));
+  program["exit_code"] = run.exit_code;
+  nlohmann::json requesters = nlohmann::json::array();
+  for (const auto& r : run.requesters) requesters.push_back(doctor_json(r));
+  return {{"files", {program}}, {"run_requesters", requesters}, {"problems", run.problems}, {"ok", run.ok()}};
+}
+
 }  // namespace runpatch

@@ -12,21 +12,6 @@ namespace runpatch::cli {
 
 namespace {
 
-nlohmann::json doctor_observation_json(const LibcudaObservation& o) {
-  return {{"pid", o.pid},
-          {"requester", o.requester},
-          {"observed", o.path ? nlohmann::json(*o.path) : nlohmann::json(nullptr)},
-          {"predicted", o.predicted ? nlohmann::json(*o.predicted) : nlohmann::json(nullptr)},
-          {"agrees", o.agrees()}};
-}
-
-std::string doctor_observation_text(const LibcudaObservation& o) {
-  std::string observed = o.path ? *o.path : "nothing (the load failed)";
-  std::string predicted = !o.predicted_load ? "no load from this object" : o.predicted ? *o.predicted : "nothing";
-  return fmt::format("  observed (pid {}): {} loaded {}\n    predicted: {}: {}\n", o.pid, o.requester, observed,
-                     predicted, o.agrees() ? "confirmed" : "the prediction differs");
-}
-
 // doctor --run -- COMMAND: the prediction for the program the command runs,
 // then the command under the audit library (runpatch trace), and what it loaded.
 int run_doctor_traced(Doctor& doctor, const SearchEnvironment& env, const std::vector<std::string>& command,
@@ -42,22 +27,15 @@ int run_doctor_traced(Doctor& doctor, const SearchEnvironment& env, const std::v
     log_error("cannot trace: {}", run.error().message());
     return kExitProblem;
   }
-  auto observations = observe_libcuda(*report, analyze_trace(run->records, env));
-  bool agree = std::all_of(observations.begin(), observations.end(), [](const auto& o) { return o.agrees(); });
+  DoctorRun traced = doctor_traced_run(doctor, std::move(*report), analyze_trace(run->records, env), run->exit_code);
   if (json) {
-    nlohmann::json j = doctor_json(*report);
-    j["observed"] = nlohmann::json::array();
-    for (const auto& o : observations) j["observed"].push_back(doctor_observation_json(o));
-    j["exit_code"] = run->exit_code;
-    fmt::print("{}\n", json_text(nlohmann::json{{"driver", driver_facts_json(doctor.driver())}, {"files", {j}}}));
+    nlohmann::json j = doctor_run_json(traced);
+    j["driver"] = driver_facts_json(doctor.driver());
+    fmt::print("{}\n", json_text(j));
   } else {
-    std::string text = format_doctor(*report, stdout_wants_color()) + "run: " + command[0] + " exited with " +
-                       std::to_string(run->exit_code) + "\n";
-    if (observations.empty()) text += "  observed: libcuda.so.1 was not loaded\n";
-    for (const auto& o : observations) text += doctor_observation_text(o);
-    fmt::print("{}", text);
+    fmt::print("{}", format_doctor_run(traced, command[0], stdout_wants_color()));
   }
-  return report->ok() && agree ? kExitOk : kExitProblem;
+  return traced.ok() ? kExitOk : kExitProblem;
 }
 
 // The files one PATH names: itself, or every ELF file of a tree (problems logged).

@@ -130,8 +130,24 @@ struct LibcudaObservation {
   bool predicted_load = false;           // the prediction has a load for that requester
   bool agrees() const;                   // predicted and observed are the same file (or both none)
 };
-// Each load of libcuda.so.1 the trace saw (a program that never loads it has none).
-std::vector<LibcudaObservation> observe_libcuda(const DoctorReport& prediction, const TraceAnalysis& trace);
+// Each load of libcuda.so.1 the trace saw (a program that never loads it has
+// none), set against the first of the predictions with a load for its requester.
+std::vector<LibcudaObservation> observe_libcuda(const std::vector<const DoctorReport*>& predictions,
+                                                const TraceAnalysis& trace);
+
+// doctor --run: the prediction for the program a command runs, one for each
+// other object the run saw load libcuda.so.1 (an interpreter's extension
+// module, libcudart dlopened by path, libcublasLt's static runtime), each
+// made from that object's own search, and what the run really loaded.
+struct DoctorRun {
+  DoctorReport program;
+  std::vector<DoctorReport> requesters;
+  std::vector<std::string> problems;  // a requester that could not be diagnosed
+  std::vector<LibcudaObservation> observations;
+  int exit_code = 0;  // the command's
+  bool ok() const;    // every prediction ok, every observation confirmed, every requester diagnosed
+};
+DoctorRun doctor_traced_run(Doctor& doctor, DoctorReport program, const TraceAnalysis& trace, int exit_code);
 
 // Compares dotted driver versions numerically ("580.95.05" < "580.159.04"); nullopt if unparsable.
 std::optional<int> compare_driver_versions(const std::string& a, const std::string& b);

@@ -16,5 +16,9 @@ std::string format_driver_facts(const DriverFacts& facts);
 std::string format_host(const DriverFacts& facts);
 nlohmann::json doctor_json(const DoctorReport& report);
 nlohmann::json driver_facts_json(const DriverFacts& facts);
+// doctor --run: the program's prediction, each run-time requester's, what the
+// run loaded against them, and the command's exit status.
+std::string format_doctor_run(const DoctorRun& run, const std::string& command, bool color);
+nlohmann::json doctor_run_json(const DoctorRun& run);
 
 }  // namespace runpatch
