@@ -1,7 +1,7 @@
-// check --sarif against what GitHub code scanning requires of a SARIF 2.1.0
-// log (docs.github.com, "SARIF support for code scanning"; the GH rules of
-// Microsoft's SARIF multitool). The JSON schema cannot be shipped, so the
-// required fields, and the RFC 3986 form of every artifact URI, are checked here.
+// check --sarif against the official SARIF 2.1.0 JSON schema (tests/data) and
+// what GitHub code scanning requires of a log beyond it (docs.github.com,
+// "SARIF support for code scanning"; the GH rules of Microsoft's SARIF
+// multitool): the required fields, and the RFC 3986 form of every artifact URI.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -10,6 +10,7 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
+#include "sarif_schema.hpp"
 #include "runpatch/policy/check.hpp"
 #include "runpatch/reporting/check_report.hpp"
 #include "runpatch/reporting/utf8.hpp"
@@ -118,6 +119,24 @@ std::vector<std::string> github_sarif_violations(const json& log) {
   return out;
 }
 
+// Both: the schema's violations (when its validator is installed) and GitHub's.
+std::vector<std::string> sarif_violations(const json& log) {
+  std::vector<std::string> out = github_sarif_violations(log);
+  if (auto schema = test::sarif_schema_violations(log))
+    for (const auto& v : *schema) out.push_back("schema: " + v);
+  return out;
+}
+
+TEST(SarifValidator, TheSchemaCatchesWhatItForbids) {
+  auto none = test::sarif_schema_violations(json{{"version", "2.1.0"}, {"runs", json::array()}});
+  if (!none) GTEST_SKIP() << "python3-jsonschema is not installed (scripts/install-deps installs it)";
+  EXPECT_TRUE(none->empty()) << ::testing::PrintToString(*none);
+  auto bad = test::sarif_schema_violations(
+      json{{"version", "2.0.0"}, {"runs", {{{"tool", {{"driver", {{"name", "x"}}}}}, {"results", {{{"kind", "bogus"}}}}}}}});
+  ASSERT_TRUE(bad);
+  EXPECT_GE(bad->size(), 3u) << ::testing::PrintToString(*bad);  // version, the result's kind and its message
+}
+
 TEST(SarifValidator, CatchesWhatGithubRefuses) {
   json bad = {
       {"version", "2.1.0"},
@@ -145,7 +164,7 @@ TEST(Sarif, RelativePathsUseSrcrootAbsoluteOnesArePercentEncodedFileUris) {
                      {CheckRule::StubsEntry, Severity::Warning, "./rel dir/a:b#c", "m2"},
                      {CheckRule::StubsEntry, Severity::Info, "/abs/sp ace/#h%/\xC3\xBC/lib.so", "m3"}};
   json sarif = check_sarif(report, "test");
-  EXPECT_TRUE(github_sarif_violations(sarif).empty()) << ::testing::PrintToString(github_sarif_violations(sarif));
+  EXPECT_TRUE(sarif_violations(sarif).empty()) << ::testing::PrintToString(sarif_violations(sarif));
   const json& results = sarif["runs"][0]["results"];
   auto artifact = [&](size_t i) { return results[i]["locations"][0]["physicalLocation"]["artifactLocation"]; };
   EXPECT_EQ(artifact(0), json({{"uri", "cuda/lib/libcudart.so.13"}, {"uriBaseId", "%SRCROOT%"}}));
@@ -162,7 +181,7 @@ TEST(Sarif, OutsideTheRootIsAbsoluteAndFingerprintsTellFindingsApart) {
   Finding g2{CheckRule::UnresolvedNeeded, Severity::Error, "bin/prog", "libg2.so is not found", "libg2.so"};
   report.findings = {g1, g2, {CheckRule::StubsEntry, Severity::Error, "../bad/lib.so", "m"}};
   json sarif = check_sarif(report, "test");
-  EXPECT_TRUE(github_sarif_violations(sarif).empty()) << ::testing::PrintToString(github_sarif_violations(sarif));
+  EXPECT_TRUE(sarif_violations(sarif).empty()) << ::testing::PrintToString(sarif_violations(sarif));
   const json& results = sarif["runs"][0]["results"];
   std::string outside = results[2]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
   EXPECT_EQ(outside, "file://" + (fs::current_path().parent_path() / "bad/lib.so").string());
@@ -182,7 +201,7 @@ TEST(Sarif, CheckCommandWritesAValidLogForOddNames) {
       test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", log.string()}, true);
   EXPECT_EQ(r.exit_code, 1) << r.output;  // libgreet.so is unresolved
   json sarif = json::parse(test::read_file(log));
-  auto violations = github_sarif_violations(sarif);
+  auto violations = sarif_violations(sarif);
   EXPECT_TRUE(violations.empty()) << ::testing::PrintToString(violations);
   ASSERT_FALSE(sarif["runs"][0]["results"].empty());
   std::string uri = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
@@ -280,7 +299,7 @@ TEST(CheckReports, AnUnreadableFileIsAFindingInEveryFormat) {
   EXPECT_EQ(report["findings"][0]["file"], (root / "libcut.so").string());
 
   json log = json::parse(test::read_file(sarif));
-  EXPECT_TRUE(github_sarif_violations(log).empty());
+  EXPECT_TRUE(sarif_violations(log).empty()) << ::testing::PrintToString(sarif_violations(log));
   ASSERT_EQ(log["runs"][0]["results"].size(), 1u);
   EXPECT_EQ(log["runs"][0]["results"][0]["ruleId"], "unreadable-file");
   auto xml_bytes = test::read_file(junit);
