@@ -36,7 +36,8 @@ struct Synced {
 }  // namespace
 
 struct CommitGroup::State {
-  bool durable = true;
+  std::atomic<bool> durable{true};  // threads add edits while one may switch it on
+  bool durable_by_file = false;  // Auto: durable from the first file of the running system on
   Barrier barrier = Barrier::FileSystem;
   size_t capacity = pending_capacity();
   uint64_t max_held_bytes = kDefaultMaxHeldBytes;
@@ -152,7 +153,8 @@ void CommitGroup::State::commit_pending() {
 
 CommitGroup::CommitGroup(Durability durability, Barrier barrier, uint64_t max_held_bytes)
     : state_(std::make_unique<State>()) {
-  state_->durable = syncs(durability);
+  state_->durable = durability == Durability::Sync;
+  state_->durable_by_file = durability == Durability::Auto;
   state_->barrier = barrier;
   state_->max_held_bytes = max_held_bytes;
 }
@@ -161,6 +163,10 @@ CommitGroup::~CommitGroup() { state_->commit_pending(); }
 
 Status CommitGroup::add(PendingCommit pending) {
   if (pending.steps.empty()) return {};
+  if (state_->durable_by_file && !state_->durable && syncs(Durability::Auto, pending.path)) {
+    // Files edited before (not the system's) were committed without waiting; from here on, barriers.
+    state_->durable = true;
+  }
   if (!state_->durable) {
     // No barriers to share: committed at once, in the same order.
     for (size_t step = 0; step < pending.steps.size(); ++step) RUNPATCH_CHECK(state_->run_step(pending, step));

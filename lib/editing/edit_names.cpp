@@ -61,6 +61,8 @@ std::string_view write_kind_name(WriteKind kind) {
     case WriteKind::SectionHeader: return "section header";
     case WriteKind::SectionHeaders: return "section headers";
     case WriteKind::AppendedSegment: return "appended segment";
+    case WriteKind::AppendedSegmentInterim: return "appended segment (interim copy)";
+    case WriteKind::ProgramHeadersToInterim: return "program headers (pointing at the interim copy)";
     case WriteKind::ResolutionCacheNote: return "resolution cache";
     case WriteKind::OldResolutionCacheNote: return "old resolution cache";
     case WriteKind::VersionNeedFile: return "version need file";

@@ -94,6 +94,16 @@ bool in_nix_build() {
   return top && *top;
 }
 
+// Whether another process may have the file open or mapped (a running
+// program, a loaded library): the kernel grants a write lease only when no
+// other open file refers to it, and a mapping holds one. Unknown (a file
+// system without leases, a file the caller does not own) counts as open.
+bool open_elsewhere(int fd) {
+  if (::fcntl(fd, F_SETLEASE, F_WRLCK) != 0) return true;
+  ::fcntl(fd, F_SETLEASE, F_UNLCK);
+  return false;
+}
+
 // The layout and the way to write it (docs/editing.md §4): an edit that fits
 // the existing tables is committed by one write into the file; one that
 // appends a segment takes the smallest layout, whose program header table
@@ -104,13 +114,27 @@ bool rebuilds_earlier_segment(const Planned& p) {
   return p.plan.reclaimed_from && p.plan.reclaimed_from != p.outcome.before.interrupted_edit_tail;
 }
 
+bool rebuild_can_be_staged(const Source& source, const EditPlan& plan) {
+  EditPlan trial = plan;
+  auto staged = stage_segment_rebuild(source.mapping.bytes(), source.path, trial);
+  return staged && *staged;
+}
+
+// Where the edit may go, as edit_where_it_lies found the file.
+struct WayOpen {
+  bool into_file = false;            // the file itself may be written (--in-place, a build, hard links)
+  bool must_write_in_place = false;  // and nothing else may be
+  bool mapped_elsewhere = true;      // another process may have it open or mapped
+};
+
 Expected<Chosen> choose_edit(const Source& source, const EditRequest& request, const EditOptions& options,
-                             const EditTestHooks& hooks, bool into_file, bool must_write_in_place) {
-  // Written into the file outside a build, the dynamic tables stay where a
-  // process that has the library mapped reads them; a copy, or a build's
-  // outputs, which nothing maps, may move them out of the table's way.
+                             const EditTestHooks& hooks, WayOpen way) {
+  const bool into_file = way.into_file, must_write_in_place = way.must_write_in_place;
+  // Written into a file that a process may have mapped (outside a build), the
+  // dynamic tables stay where that process reads them; a copy, a build's
+  // outputs, or a file no process has open may move them out of the table's way.
   PlanOptions smallest(options);
-  smallest.in_place = into_file && !in_nix_build();
+  smallest.in_place = into_file && way.mapped_elsewhere;
   smallest.reclaim_earlier_segment = !must_write_in_place;
   std::optional<Planned> small;
   if (!options.atomic_copy) {
@@ -139,8 +163,11 @@ Expected<Chosen> choose_edit(const Source& source, const EditRequest& request, c
     RUNPATCH_TRY(small, plan_edit(source, request, smallest, hooks));
     copy = true;
   }
-  // Written over an earlier edit's segment (not an interrupted tail): only a copy may do that.
-  copy = copy || rebuilds_earlier_segment(*small);
+  // Written over an earlier edit's segment (not an interrupted tail): into the
+  // file only where no process may have it mapped and the rebuild can be
+  // staged (stage_segment_rebuild), else a copy.
+  copy = copy ||
+         (rebuilds_earlier_segment(*small) && (smallest.in_place || !rebuild_can_be_staged(source, small->plan)));
   return Chosen{std::move(*small), copy ? WriteWay::Copy : WriteWay::IntoFile};
 }
 
@@ -148,8 +175,11 @@ Expected<Chosen> choose_edit(const Source& source, const EditRequest& request, c
 // two one-sector steps (staged_commit.hpp), the interim state verified too.
 Status stage_for_file(const Source& source, Planned& p, const EditRequest& request) {
   std::span<const uint8_t> bytes = source.mapping.bytes();
-  RUNPATCH_TRY(bool staged, stage_table_commit(bytes, source.path, p.plan));
-  if (!staged) return {};
+  Expected<bool> staged = false;
+  if (rebuilds_earlier_segment(p)) staged = stage_segment_rebuild(bytes, source.path, p.plan);
+  if (staged && !*staged) staged = stage_table_commit(bytes, source.path, p.plan);
+  if (!staged) return staged.error();
+  if (!*staged) return {};
   p.outcome.written_as = WrittenAs::IntoFileStaged;
   RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, p.outcome.before, request, p.plan));
   EditPlan interim = interim_of_staged(p.plan);
@@ -171,7 +201,7 @@ void warn_of_rpath_conversion(const std::string& name, const EditRequest& reques
 // waits for the group's commit.
 Status commit(PendingCommit pending, const EditOptions& options) {
   if (options.group) return options.group->add(std::move(pending));
-  return run_alone(pending, syncs(options.durability));
+  return run_alone(pending, syncs(options.durability, pending.path));
 }
 
 // The request with its runpath computed once, from the file as it is now:
@@ -210,7 +240,8 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   bool must_write_in_place =
       !options.atomic_copy && (st.st_nlink > 1 || !copy_can_keep_owner(st) || !copy_can_be_created(name));
   bool into_file = !options.atomic_copy && (options.in_place || in_nix_build() || must_write_in_place);
-  RUNPATCH_TRY(Chosen chosen, choose_edit(source, request, options, hooks, into_file, must_write_in_place));
+  WayOpen way{into_file, must_write_in_place, into_file && !in_nix_build() && open_elsewhere(locked.get())};
+  RUNPATCH_TRY(Chosen chosen, choose_edit(source, request, options, hooks, way));
   Planned& p = chosen.planned;
   warn_of_rpath_conversion(name, request, p.outcome);
   if (options.dry_run || p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
@@ -244,13 +275,24 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
 
 }  // namespace
 
-bool syncs(Durability durability) {
+bool is_system_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::weakly_canonical(std::filesystem::absolute(file, ec), ec);
+  if (ec) real = file;
+  std::string text = real.string();
+  for (std::string_view dir : {"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/etc/", "/opt/",
+                               "/boot/"})
+    if (text.starts_with(dir)) return true;
+  return false;
+}
+
+bool syncs(Durability durability, const std::filesystem::path& file) {
   switch (durability) {
     case Durability::Sync: return true;
     case Durability::NoSync: return false;
     case Durability::Auto: break;
   }
-  return !in_nix_build();
+  return !in_nix_build() && is_system_file(file);
 }
 
 Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& path, const EditRequest& request,

@@ -23,6 +23,17 @@ namespace runpatch {
 // other bytes of the old file.
 Expected<bool> stage_table_commit(std::span<const uint8_t> file, const std::string& path, EditPlan& plan);
 
+// When plan rebuilds the segment an earlier edit appended (writing over it,
+// plan.reclaimed_from), rewrites it so that the file itself can be written,
+// at the cost of the changed bytes instead of a copy of the file, every crash
+// point leaving a loadable file: the new segment is first written past the
+// end (at an offset congruent with its address) and the program headers
+// pointed at it; then it is written in its place and the headers switched
+// back; the interim copy is cut off. The final image is unchanged. Returns
+// whether the plan was staged: not when the program header table or section
+// headers move into the written-over bytes (their offsets would differ).
+Expected<bool> stage_segment_rebuild(std::span<const uint8_t> file, const std::string& path, EditPlan& plan);
+
 // The plan's state after its interim commit: the old file with the prepared
 // bytes and the ELF header pointing at the interim table (for verification).
 EditPlan interim_of_staged(const EditPlan& staged);

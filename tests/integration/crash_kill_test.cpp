@@ -415,5 +415,114 @@ TEST_F(LibraryCrashSafety, TheEditAfterAnInterruptedOneSucceeds) {
   EXPECT_EQ(test::run_program(arch_, dir_ / "prog-pie").output, "hello from lib\n");
 }
 
+// ---- A chain of hooks: each later edit rebuilds the segment the first one appended ----
+
+// The driver hook's edit, then the compat hook's, then one more entry (as
+// the hooks chain in a Nix build): each later edit is written into the file,
+// staged (the rebuilt segment first past the end, then in its place), never
+// a copy. A power cut after any prefix of its writes, or a SIGKILL at any
+// moment, leaves the library loading with the runpath before or after that
+// edit; the chain's result equals one edit's.
+class ChainCrashSafety : public LibraryCrashSafety {
+ protected:
+  std::vector<std::string> chain() const {
+    return {new_runpath_, "/nix/store/00000000000000000000000000000000-cuda_compat/compat:" + new_runpath_,
+            "/nix/store/00000000000000000000000000000000-cuda_compat/compat:/run/opengl-driver/lib:/opt/more:" +
+                std::string(300, 'x')};
+  }
+  // The library as the chain leaves it after `steps` edits (each into the file, as in a build).
+  Bytes after_steps(size_t steps) {
+    test::write_file(lib_, original_);
+    EditOptions in_place;
+    in_place.in_place = true;
+    for (size_t i = 0; i < steps; ++i) {
+      EditRequest r;
+      r.runpath = set_runpath_update(chain()[i]);
+      EXPECT_TRUE(edit_elf_file(lib_, r, in_place));
+    }
+    return test::read_file(lib_);
+  }
+  // Loads, and reads with the runpath before or after the edit.
+  void expect_before_or_after(const std::string& before, const std::string& after, const std::string& context) {
+    auto info = read_elf_info(lib_);
+    ASSERT_TRUE(info) << context << ": " << info.error().message();
+    std::string now = info->runpath.value_or("");
+    EXPECT_TRUE(now == before || now == after) << context << ": runpath " << now;
+    EXPECT_EQ(test::run_program(arch_, dir_ / "prog-pie").output, "hello from lib\n") << context;
+  }
+};
+
+TEST_F(ChainCrashSafety, ALaterEditIsStagedIntoTheFileAndEqualsOneEdit) {
+  for (size_t step = 1; step < chain().size(); ++step) {
+    Bytes before = after_steps(step);
+    auto r = test::run_command({RUNPATCH_CLI, "set", "--in-place", "--runpath", chain()[step], lib_.string()}, true);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("replaced the segment of an earlier edit), written into the file (staged commit)"),
+              std::string::npos)
+        << "step " << step << ": " << r.output;
+    Bytes chained = test::read_file(lib_);
+    test::write_file(lib_, original_);
+    auto once = test::run_command({RUNPATCH_CLI, "set", "--in-place", "--runpath", chain()[step], lib_.string()}, true);
+    ASSERT_EQ(once.exit_code, 0) << once.output;
+    EXPECT_TRUE(chained == test::read_file(lib_)) << "step " << step << ": the chain's bytes differ from one edit's";
+  }
+}
+
+TEST_F(ChainCrashSafety, PowerCutAfterAnyPrefixOfALaterEditsWritesLeavesBeforeOrAfter) {
+  for (size_t step = 1; step < chain().size(); ++step) {
+    const Bytes before = after_steps(step);
+    EditRequest request;
+    request.runpath = set_runpath_update(chain()[step]);
+    bool completed = false, interim = false;
+    for (size_t k = 0; k <= 16 && !completed; ++k) {
+      std::string context = "step " + std::to_string(step) + ", stopped after " + std::to_string(k) + " writes";
+      test::write_file(lib_, before);
+      EditOptions options;
+      options.in_place = true;
+      options.durability = Durability::Sync;
+      EditTestHooks crash;
+      crash.stop_after_writes = k;
+      ASSERT_TRUE(edit_elf_file_for_testing(lib_, request, options, crash)) << context;
+      int fd = ::open(lib_.c_str(), O_RDONLY);
+      ASSERT_GE(fd, 0);
+      ::fsync(fd);
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      ::close(fd);
+      expect_before_or_after(chain()[step - 1], chain()[step], context);
+      expect_no_debris(context);
+      auto info = read_elf_info(lib_);
+      bool reads_after = info && info->runpath == chain()[step];
+      completed = reads_after && test::read_file(lib_).size() <= before.size() + 4096;
+      interim = interim || (reads_after && !completed);  // the headers point at the copy past the end
+    }
+    EXPECT_TRUE(completed) << "step " << step << ": the edit never completed";
+    EXPECT_TRUE(interim) << "step " << step << ": no prefix stopped with the interim copy in use (not staged?)";
+  }
+}
+
+TEST_F(ChainCrashSafety, SigkillDuringALaterEditLeavesBeforeOrAfter) {
+  const Bytes before = after_steps(1);
+  std::mt19937 random(20261128);
+  int trials = trials_wanted(300), killed = 0;
+  for (int t = 0; t < trials; ++t) {
+    test::write_file(lib_, before);
+    pid_t pid = spawn_cli({"set", "--in-place", "--no-sync", "--runpath", chain()[1], lib_.string()});
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<long>(0, 3000)(random)));
+    ::kill(pid, SIGKILL);
+    killed += WIFSIGNALED(wait_status(pid));
+    std::string context = "trial " + std::to_string(t);
+    if (t % 20 == 0) {
+      expect_before_or_after(chain()[0], chain()[1], context);
+    } else {
+      auto info = read_elf_info(lib_);
+      ASSERT_TRUE(info) << context << ": " << info.error().message();
+      std::string now = info->runpath.value_or("");
+      ASSERT_TRUE(now == chain()[0] || now == chain()[1]) << context << ": runpath " << now;
+    }
+    expect_no_debris(context);
+  }
+  std::cout << trials << " kills, " << killed << " mid-run\n";
+}
+
 }  // namespace
 }  // namespace runpatch

@@ -5,7 +5,9 @@
 // accepts the rebuilt hash tables.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
@@ -286,11 +288,15 @@ TEST(RenameSymbols, VerifierRefusesIncompletePlans) {
   fs::path lib = dir / "lib/libmany.so";
   auto bytes = test::read_file(lib);
   for (WriteKind dropped : {WriteKind::GnuHash, WriteKind::Relocations, WriteKind::DynamicSymbols}) {
+    // In place, with the file open elsewhere (as a process that has it mapped):
+    // the tables stay where they are (a copy of them would take the writes instead).
     EditOptions options;
-    options.in_place = true;  // the tables stay where they are (a copy of them would take the writes instead)
+    options.in_place = true;
+    int mapped = ::open(lib.c_str(), O_RDONLY | O_CLOEXEC);
     EditTestHooks without;
     without.drop_writes = dropped;
     auto outcome = edit_elf_file_for_testing(lib, renaming(every_third_function()), options, without);
+    ::close(mapped);
     ASSERT_FALSE(outcome) << write_kind_name(dropped) << " dropped, yet the plan was accepted";
     EXPECT_EQ(outcome.error().code, ErrorCode::VerificationFailed) << outcome.error().message();
     EXPECT_EQ(test::read_file(lib), bytes);

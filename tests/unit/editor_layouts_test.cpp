@@ -6,7 +6,9 @@
 // x86-64 host — is loaded by the real loader, which searches the edited
 // runpath. The resolution-cache steps resolve nothing: the runpath names a
 // directory no host has, which the note records as searched at run time.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <functional>
@@ -43,6 +45,7 @@ struct LayoutCase {
   std::function<test::ImageDesc(const Flavour&)> image;  // the file as data, instead of shape and reshape
   bool binds_greet = false;  // the file defines `greet`: the loader must find it through the edited file's tables
   bool hard_linked = false;  // the file has a second name
+  bool open_elsewhere = false;  // another open file refers to it during the edit (a process has it mapped)
 };
 
 const std::string kOriginalRunpath =
@@ -163,22 +166,28 @@ std::vector<LayoutCase> linker_shaped_cases() {
   tables_moved.image = shaped({.symbols = true});
   tables_moved.binds_greet = true;
   // A file with a second hard link is written where it is (both names must
-  // see the edit), and there the tables stay where a process that has it
-  // mapped reads them: the table moves (rule 5). (--in-place alone takes the
-  // copy for such a file: the table then stays where strip needs it.)
-  LayoutCase tables_stay{"symbol-tables-stay-when-hard-linked", nullptr,     nullptr, long_runpath, true,
+  // see the edit), and where a process may have it mapped (another open file
+  // refers to it) the tables stay where that process reads them: the table
+  // moves (rule 5). (--in-place alone takes the copy for such a file: the
+  // table then stays where strip needs it.) Nothing has it open: as in a copy.
+  LayoutCase tables_stay{"symbol-tables-stay-when-hard-linked-and-mapped", nullptr,     nullptr, long_runpath, true,
                          {LayoutStep::MovedProgramHeaders},     kLongRunpath};
   tables_stay.image = shaped({.symbols = true});
   tables_stay.binds_greet = true;
   tables_stay.hard_linked = true;
+  tables_stay.open_elsewhere = true;
+  LayoutCase tables_free = tables_stay;
+  tables_free.name = "symbol-tables-move-when-hard-linked-and-nothing-maps-it";
+  tables_free.layout = {LayoutStep::EvacuatedAfterTable};
+  tables_free.open_elsewhere = false;
   // The same with .gnu.hash, which the loader searches through its bloom filter and buckets.
   LayoutCase gnu_moved = tables_moved;
   gnu_moved.name = "evacuated-gnu-hash";
   gnu_moved.image = shaped({.symbols = true, .gnu_hash = true});
   LayoutCase gnu_stay = tables_stay;
-  gnu_stay.name = "gnu-hash-stays-when-hard-linked";
+  gnu_stay.name = "gnu-hash-stays-when-hard-linked-and-mapped";
   gnu_stay.image = shaped({.symbols = true, .gnu_hash = true});
-  return {evacuated, moved, in_place, tables_moved, tables_stay, gnu_moved, gnu_stay};
+  return {evacuated, moved, in_place, tables_moved, tables_stay, tables_free, gnu_moved, gnu_stay};
 }
 
 std::vector<LayoutCase> layout_cases() {
@@ -440,7 +449,9 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
       ASSERT_TRUE(earlier) << earlier.error().message();
       ASSERT_EQ(earlier->strategy, EditStrategy::Appended);
     }
+    int held = c.open_elsewhere ? ::open(file.c_str(), O_RDONLY | O_CLOEXEC) : -1;
     auto outcome = edit_elf_file(file, request, options);
+    if (held >= 0) ::close(held);
     ASSERT_TRUE(outcome) << outcome.error().message();
     EXPECT_EQ(outcome->layout, c.layout) << outcome->layout_description;
     auto info = read_elf_info(file);

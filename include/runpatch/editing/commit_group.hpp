@@ -23,7 +23,8 @@ struct PendingCommit;  // lib/editing/commit_steps.hpp
 // alone, in the same order, so a crash (a kill, a power cut) at any moment
 // leaves each file old or new. Thread-safe: edits may join from many threads.
 // Without syncs (Durability, a Nix build) there are no barriers to share:
-// each edit is committed at once.
+// each edit is committed at once. Auto: without syncs until a file of the
+// running system joins (syncs() in edit_options.hpp), with barriers from then on.
 class CommitGroup {
  public:
   // What one barrier does.

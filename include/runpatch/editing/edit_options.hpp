@@ -12,8 +12,14 @@ namespace runpatch {
 class CommitGroup;
 
 enum class Durability { Auto, Sync, NoSync };
-// Auto resolved: true when the edit syncs.
-bool syncs(Durability durability);
+// Auto resolved for one file: true when its edit syncs. Auto syncs only the
+// files of the running system (under /usr, /lib*, /bin, /sbin, /etc, /opt,
+// /boot, symlinks resolved) outside a Nix build: what a rebuild cannot
+// restore. Everything else (build outputs, CI trees, a user's files) keeps
+// the write order, which survives a killed process, without waiting for the disk.
+bool syncs(Durability durability, const std::filesystem::path& file);
+// Whether the file lies in the running system's directories (Auto's rule).
+bool is_system_file(const std::filesystem::path& file);
 
 struct EditOptions {
   std::optional<std::filesystem::path> output;  // write here instead of editing in place
@@ -37,9 +43,10 @@ struct EditOptions {
   // Whether each edit waits for its bytes to reach the disk (fdatasync/fsync
   // between its phases and of a copy and its directory) — what survives a
   // power cut. The write order alone already survives a killed process (the
-  // page cache keeps it). Auto: no syncs inside a Nix build ($NIX_BUILD_TOP
-  // set: a build that fails is discarded, and Nix does not sync its outputs
-  // either), syncs elsewhere; --sync / --no-sync decide.
+  // page cache keeps it). Auto: syncs for files of the running system only
+  // (syncs() above; never inside a Nix build, whose failed builds are
+  // discarded and whose outputs Nix does not sync either); --sync / --no-sync
+  // decide.
   Durability durability = Durability::Auto;
   // Commit as part of this group (commit_group.hpp): the edit's first step is
   // written now, the rest when the group commits, whose errors it reports.

@@ -1,0 +1,89 @@
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "editing/byte_buffer.hpp"
+#include "editing/layout_math.hpp"
+#include "editing/staged_commit.hpp"
+#include "reading/elf_dispatch.hpp"
+
+namespace runpatch {
+
+namespace {
+
+// The bytes [0, size) of the file as the plan's Commit writes leave them.
+std::vector<uint8_t> front_after_commit(std::span<const uint8_t> file, const EditPlan& plan, uint64_t size) {
+  std::vector<uint8_t> front(file.begin(), file.begin() + std::ptrdiff_t(std::min<uint64_t>(size, file.size())));
+  front.resize(size, 0);
+  for (const auto& w : plan.writes)
+    if (w.phase == WritePhase::Commit && w.offset < size)
+      std::memcpy(front.data() + w.offset, w.bytes.data(), std::min<uint64_t>(w.bytes.size(), size - w.offset));
+  return front;
+}
+
+// The one write of the rebuilt segment over the earlier one; nullptr when
+// anything else is written there too (a moved table, appended section headers).
+PlannedWrite* rebuilt_segment_write(EditPlan& plan) {
+  PlannedWrite* segment = nullptr;
+  for (auto& w : plan.writes) {
+    if (w.offset + w.bytes.size() <= *plan.reclaimed_from) continue;
+    if (segment || w.phase != WritePhase::Prepare || w.kind != WriteKind::AppendedSegment) return nullptr;
+    segment = &w;
+  }
+  return segment;
+}
+
+template <class E>
+Expected<bool> stage(const MappedElfView<E>& view, std::span<const uint8_t> file, EditPlan& plan) {
+  using Ehdr = elf::Ehdr<E>;
+  using Phdr = elf::Phdr<E>;
+  if (plan.strategy != EditStrategy::Appended || !plan.reclaimed_from) return false;
+  PlannedWrite* segment = rebuilt_segment_write(plan);
+  if (!segment) return false;
+  std::vector<uint8_t> header = front_after_commit(file, plan, sizeof(Ehdr));
+  const Ehdr& new_eh = *struct_at<Ehdr>(header, 0);
+  uint64_t phoff = new_eh.e_phoff, front_end = phoff + uint64_t(new_eh.e_phnum) * sizeof(Phdr);
+  // The table stays where it is, before the rebuilt bytes; so does every commit write.
+  if (phoff != uint64_t(view.ehdr().e_phoff) || phoff < sizeof(Ehdr) || front_end > *plan.reclaimed_from) return false;
+  for (const auto& w : plan.writes)
+    if (w.phase == WritePhase::Commit && w.offset + w.bytes.size() > front_end) return false;
+  const std::vector<uint8_t> final_front = front_after_commit(file, plan, front_end);
+  // The interim: entries into the rebuilt bytes point at a copy `shift` further,
+  // a multiple of their alignment (offset and address stay congruent).
+  uint64_t from = segment->offset, to = from + segment->bytes.size(), align = 1;
+  std::vector<uint8_t> interim_front = final_front;
+  auto entries = [&](std::vector<uint8_t>& front) {
+    return std::span<Phdr>(struct_at<Phdr>(front, phoff), new_eh.e_phnum);
+  };
+  for (const Phdr& ph : entries(interim_front))
+    if (ph.p_offset >= from && ph.p_offset < to) align = std::max<uint64_t>(align, std::max<uint64_t>(ph.p_align, 1));
+  uint64_t shift = align_up(std::max<uint64_t>(file.size(), to) - from, align);
+  for (Phdr& ph : entries(interim_front))
+    if (ph.p_offset >= from && ph.p_offset < to) ph.p_offset = uint64_t(ph.p_offset) + shift;
+
+  std::vector<uint8_t> old_front(file.begin(), file.begin() + std::ptrdiff_t(front_end));
+  std::vector<PlannedWrite> staged;
+  for (auto& w : plan.writes)
+    if (w.phase == WritePhase::Prepare && &w != segment) staged.push_back(std::move(w));
+  staged.push_back({WritePhase::Prepare, from + shift, segment->bytes, WriteKind::AppendedSegmentInterim});
+  if (auto w = changed_bytes_write(WritePhase::Commit, 0, old_front, interim_front, WriteKind::ProgramHeadersToInterim))
+    staged.push_back(std::move(*w));
+  // Now nothing reads the earlier segment: the new one is written in its place.
+  staged.push_back({WritePhase::Cleanup, from, std::move(segment->bytes), WriteKind::AppendedSegment});
+  if (auto w = changed_bytes_write(WritePhase::Switch, 0, interim_front, final_front, WriteKind::ProgramHeaders))
+    staged.push_back(std::move(*w));
+  // What only tools read (section headers, symbol values) is written with the
+  // segment, before the switch, as a staged table commit's is.
+  for (auto& w : plan.writes)
+    if (w.phase == WritePhase::Cleanup) staged.push_back(std::move(w));
+  plan.writes = std::move(staged);
+  return true;
+}
+
+}  // namespace
+
+Expected<bool> stage_segment_rebuild(std::span<const uint8_t> file, const std::string& path, EditPlan& plan) {
+  return visit_elf(file, path, [&](const auto& view) { return stage(view, file, plan); });
+}
+
+}  // namespace runpatch
