@@ -57,19 +57,33 @@ run_chain() {  # LABEL
   echo "$1: runpatch auto-patchelf ${a1} ms, driver ${a2} ms, compat ${a3} ms = ${a} ms;" \
     "script + patchelf loops ${b1} + ${b2} + ${b3} = ${b} ms; ratio $(ratio "$b" "$(( a > 0 ? a : 1 ))")x;" \
     "later steps / first: $(ratio "$a2" "$(( a1 > 0 ? a1 : 1 ))")x, $(ratio "$a3" "$(( a1 > 0 ? a1 : 1 ))")x"
-  local differ=0 a b
+  local differ=0 mine theirs_rp
   while IFS= read -r f; do
     rel=${f#"$work/ours/"}
-    a=$("$runpatch" print --json "$f" | "$py" -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["runpath"] or d["rpath"] or "")')
-    b=$(patchelf --print-rpath "$work/theirs/$rel")
-    a=${a//$work\/ours/W} b=${b//$work\/theirs/W}  # each side's own tree
-    if [[ $a != "$b" ]]; then
+    mine=$("$runpatch" print --json "$f" | "$py" -c 'import json,sys; d=json.load(sys.stdin)[0]; print(d["runpath"] or d["rpath"] or "")')
+    theirs_rp=$(patchelf --print-rpath "$work/theirs/$rel")
+    mine=${mine//$work\/ours/W} theirs_rp=${theirs_rp//$work\/theirs/W}  # each side's own tree
+    if [[ $mine != "$theirs_rp" ]]; then
       differ=$((differ + 1))
-      [[ $differ -le 3 ]] && echo "$1: $rel: ours '$a', theirs '$b'"
+      [[ $differ -le 3 ]] && echo "$1: $rel: ours '$mine', theirs '$theirs_rp'"
     fi
   done < <("$runpatch" scan --dynamic-paths "$work/ours")
   echo "$1: files whose runpath differs between the two chains: $differ"
   echo "$1: growth: ours $(du -sb "$work/ours" | cut -f1) bytes, theirs $(du -sb "$work/theirs" | cut -f1) bytes"
+  # One pass (hooks/auto-patchelf-cuda-hook.sh): auto-patchelf with the two layers, one write per file.
+  local chained_sums chained_runpaths one_pass_ms same_bytes
+  chained_sums=$(cd "$work/ours" && find . -type f -exec sha256sum {} + | sort)
+  chained_runpaths=$("$runpatch" scan "$work/ours")
+  fresh ours
+  one_pass_ms=$(ms_of ours_one_pass)
+  same_bytes=$(comm -3 <(echo "$chained_sums") <(cd "$work/ours" && find . -type f -exec sha256sum {} + | sort) | wc -l)
+  echo "$1: one pass ${one_pass_ms} ms against the chain's ${a} ms; runpaths" \
+    "$([[ "$("$runpatch" scan "$work/ours")" == "$chained_runpaths" ]] && echo "equal" || echo DIFFERENT);" \
+    "$((same_bytes / 2)) files' bytes differ from the chain's"
+}
+ours_one_pass() {
+  "$auto_patchelf" --ignore-missing '*' --paths "$work/ours/lib" --libs --runtime-dependencies --append-rpaths \
+    --driver-dir "$driver" --libcuda "$compat" ${NIX_BUILD_TOP:+--forbid "$NIX_BUILD_TOP/"} --extra-args >/dev/null
 }
 
 fresh ours

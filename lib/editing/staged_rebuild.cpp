@@ -34,7 +34,7 @@ PlannedWrite* rebuilt_segment_write(EditPlan& plan) {
 }
 
 template <class E>
-Expected<bool> stage(const MappedElfView<E>& view, std::span<const uint8_t> file, EditPlan& plan) {
+Expected<bool> stage_rebuild(const MappedElfView<E>& view, std::span<const uint8_t> file, EditPlan& plan) {
   using Ehdr = elf::Ehdr<E>;
   using Phdr = elf::Phdr<E>;
   if (plan.strategy != EditStrategy::Appended || !plan.reclaimed_from) return false;
@@ -83,7 +83,7 @@ Expected<bool> stage(const MappedElfView<E>& view, std::span<const uint8_t> file
 }  // namespace
 
 Expected<bool> stage_segment_rebuild(std::span<const uint8_t> file, const std::string& path, EditPlan& plan) {
-  return visit_elf(file, path, [&](const auto& view) { return stage(view, file, plan); });
+  return visit_elf(file, path, [&](const auto& view) { return stage_rebuild(view, file, plan); });
 }
 
 }  // namespace runpatch

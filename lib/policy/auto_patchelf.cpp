@@ -203,7 +203,9 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   std::string runpath;
   if (has_layers(o.layers)) {
     RunpathPolicy policy = o.layers;
-    policy.keep_existing = false;
+    // The script sets no runpath when it resolved nothing: the file keeps its
+    // own, which the driver and compat hooks then extend (the chain's result).
+    policy.keep_existing = rpath.empty();
     policy.resolved_dirs = rpath;
     runpath = apply_policy(policy, effective_runpath(*info), compat_entries_by_content(policy, *info));
   } else {

@@ -131,6 +131,48 @@ expect_eq "no outputs: its message" "$(tail -1 "$root/log")" "No paths to patch,
 osabi_of() { readelf -h "$1" | sed -n 's/^ *OS\/ABI: *//p'; }
 none() { autoPatchelfIgnoreMissingDeps=() autoPatchelfLibs=() runtimeDependencies=() appendRunpaths=() autoPatchelfFlags=() patchelfFlags=(); }
 
+# One pass (hooks/auto-patchelf-cuda-hook.sh) against the chain it replaces:
+# autoPatchelf, then addDriverRunpath, then addCudaCompatRunpath over the
+# same outputs, in a build. Every file byte for byte the same, and the hook
+# takes the two later passes off postFixupHooks.
+hooks=$(cd "$(dirname "$0")/../../hooks" && pwd)
+runpatch=$(dirname "$auto_patchelf")/runpatch
+one_pass_or_chain() {  # ROOT MODE: MODE chain or one-pass; prints the sha256 of every output file
+  local root=$1 mode=$2
+  make_package "$root"
+  mkdir -p "$root/compat" "$root/build"
+  cp "$fixtures/cuda-pkg/compat/libcuda.so.1" "$root/compat/"
+  # As a build links it: an entry under the build directory first.
+  "$runpatch" set --runpath "$root/build/lib:/opt/old" "$root/lib/lib/libgreet.so" >/dev/null
+  (
+    export NIX_BINTOOLS=$root/bintools NIX_BUILD_TOP=$root/build RUNPATCH=$runpatch
+    out=$root/out lib=$root/lib driverLink=$root/driver cudaCompatLibcudaDir=$root/compat
+    getAllOutputNames() { echo out lib; }
+    none
+    preFixupHooks=() postFixupHooks=("autoPatchelf -- $out $lib")
+    source "$hooks/auto-fix-elf-files.sh"
+    source "$hooks/add-driver-runpath.sh"
+    source "$hooks/auto-add-driver-runpath-hook.sh"
+    source "$hooks/auto-add-cuda-compat-runpath.sh"
+    [[ $mode == one-pass ]] && source "$hooks/auto-patchelf-cuda-hook.sh"
+    for h in "${preFixupHooks[@]}"; do eval "$h" || exit 1; done
+    [[ $mode == chain || ${#postFixupHooks[@]} == 1 ]] || { echo "the two passes are still registered"; exit 1; }
+    for h in "${postFixupHooks[@]}"; do eval "$h" || exit 1; done
+  ) >"$root/log" 2>&1 || { echo "failed: $(tail -3 "$root/log")"; return; }
+  (cd "$root" && find out lib -type f -exec sha256sum {} + | sort)
+  echo "prog: $(runpath_of "$root/out/bin/prog")"
+  echo "lib: $(runpath_of "$root/lib/lib/libgreet.so")"
+}
+chain=$(one_pass_or_chain "$scratch/one-pass-equal" chain)
+one_pass=$(one_pass_or_chain "$scratch/one-pass-equal" one-pass)
+expect_eq "one pass: the chain's runpaths and bytes" "$one_pass" "$chain"
+expect_eq "one pass: compat, driver, then what auto-patchelf resolved" "$(grep '^prog:' <<<"$one_pass")" \
+  "prog: $scratch/one-pass-equal/compat:$scratch/one-pass-equal/driver/lib:$scratch/one-pass-equal/lib/lib"
+expect_eq "one pass: a library auto-patchelf resolves nothing for keeps its own entries, the build's dropped" \
+  "$(grep '^lib:' <<<"$one_pass")" "lib: $scratch/one-pass-equal/compat:$scratch/one-pass-equal/driver/lib:/opt/old"
+expect_eq "one pass: the program runs" "$("$scratch/one-pass-equal/out/bin/prog")" "hello from lib"
+
+
 # patchelfFlags' header edits reach the files the script runs patchelf on, and only those.
 root=$scratch/patchelf-flags
 make_package "$root"

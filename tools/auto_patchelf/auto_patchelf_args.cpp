@@ -41,6 +41,9 @@ const std::vector<Spec>& specs() {
       {"--in-place", Arity::Flag, [](A& a, V) { a.in_place = true; }},
       {"--ldcache", Arity::Flag, [](A& a, V) { a.ldcache = true; }},
       {"--remove-ldcache", Arity::Flag, [](A& a, V) { a.remove_ldcache = true; }},
+      {"--driver-dir", Arity::One, [](A& a, V v) { a.driver_dirs.push_back(v[0]); }},
+      {"--libcuda", Arity::One, [](A& a, V v) { a.libcuda_dirs.push_back(v[0]); }},
+      {"--forbid", Arity::One, [](A& a, V v) { a.forbid.push_back(v[0]); }},
       {"-v", Arity::Flag, [](A& a, V) { a.verbose = true; }},
       {"--verbose", Arity::Flag, [](A& a, V) { a.verbose = true; }},
   };
@@ -228,6 +231,7 @@ std::string auto_patchelf_usage() {
          "                     [--ignore-existing] [--search-path MODE PATH]\n"
          "                     [--interpreter INTERPRETER] [--origin] [--dry-run]\n"
          "                     [--atomic] [--in-place] [--ldcache] [--remove-ldcache]\n"
+         "                     [--driver-dir DIR] [--libcuda DIR] [--forbid PREFIX]\n"
          "                     [-v] [--extra-args ...]\n";
 }
 
@@ -276,6 +280,13 @@ std::string auto_patchelf_help() {
          "                        file; accepted for symmetry).\n"
          "  --ldcache             Also write the resolution-cache note.\n"
          "  --remove-ldcache      Remove the resolution-cache note.\n"
+         "  --driver-dir DIR      Also put the driver directory in every runpath, after\n"
+         "                        any cuda_compat one (autoAddDriverRunpath in the same\n"
+         "                        write). Repeatable.\n"
+         "  --libcuda DIR         Also put cuda_compat's libcuda directory first in every\n"
+         "                        runpath (autoAddCudaCompatRunpath). Repeatable.\n"
+         "  --forbid PREFIX       With the two above: drop entries under PREFIX (the\n"
+         "                        build directory). Repeatable.\n"
          "  -v, --verbose         Print a summary line at the end, and unreadable files.\n"
          "  --extra-args ...      Extra arguments to pass to patchelf. This argument should\n"
          "                        always come last.\n";

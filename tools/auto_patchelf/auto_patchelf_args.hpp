@@ -27,6 +27,9 @@ struct AutoPatchelfArgs {
   std::optional<std::string> interpreter;
   bool origin = false, dry_run = false, in_place = true, verbose = false;
   bool ldcache = false, remove_ldcache = false;
+  // The driver and cuda_compat layers in the same write (one pass for the
+  // three hooks: hooks/auto-patchelf-cuda-hook.sh), and prefixes they drop.
+  std::vector<std::string> driver_dirs, libcuda_dirs, forbid;
   bool help = false;  // -h/--help was seen: print help, exit 0
 };
 

@@ -64,6 +64,15 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
     // Runs that write one --output file, or edit the files the flags name, must come in the script's order.
     if (extra->output || !extra->files.empty()) o.threads = 1;
   }
+  if (!a.driver_dirs.empty() || !a.libcuda_dirs.empty()) {
+    // The three hooks' result in one write per file (hooks/auto-patchelf-cuda-hook.sh).
+    o.layers.driver = !a.driver_dirs.empty();
+    if (!a.driver_dirs.empty()) o.layers.driver_dirs = a.driver_dirs;
+    o.layers.compat_dirs = a.libcuda_dirs;
+    o.layers.forbidden_prefixes = a.forbid;
+  } else if (!a.forbid.empty()) {
+    return "argument --forbid: only with --driver-dir or --libcuda";
+  }
   if (a.ldcache) o.extra.resolution_cache = ResolutionCacheMode::Write;
   if (a.remove_ldcache) o.extra.resolution_cache = ResolutionCacheMode::Remove;
   return o;
