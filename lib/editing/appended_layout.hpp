@@ -89,7 +89,7 @@ Expected<EditPlan> appended_writes(const AppendedLayout<E>& layout);
 #define RUNPATCH_EXTERN_APPENDED_PHASES(E)                                                                           \
   extern template EarlierSegments<E> find_earlier_segments(const PlanInputs<E>&, bool);                              \
   extern template Expected<Room<E>> choose_room(const PlanInputs<E>&, const EarlierSegments<E>&, bool);              \
-  extern template PlacedStrings appended_strings(const PlanInputs<E>&, bool);             \
+  extern template PlacedStrings appended_strings(const PlanInputs<E>&, bool);                                        \
   extern template Expected<Placement> place_segment(const PlanInputs<E>&, const EarlierSegments<E>&, const Room<E>&, \
                                                     const PlacedStrings&, bool);                                     \
   extern template Expected<EditPlan> appended_writes(const AppendedLayout<E>&);

@@ -175,7 +175,7 @@ Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments
 }
 
 #define RUNPATCH_INSTANTIATE(E)                                                                               \
-  template PlacedStrings appended_strings(const PlanInputs<E>&, bool);             \
+  template PlacedStrings appended_strings(const PlanInputs<E>&, bool);                                        \
   template Expected<Placement> place_segment(const PlanInputs<E>&, const EarlierSegments<E>&, const Room<E>&, \
                                              const PlacedStrings&, bool);
 RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)

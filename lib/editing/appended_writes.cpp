@@ -181,13 +181,18 @@ class AppendedWriter {
     in_.zero_replaced_strings(after);
     for (const auto& w : plan.writes) {
       uint64_t from = std::max(w.offset, table), to = std::min(w.offset + w.bytes.size(), table + size);
-      if (from < to) std::copy(before.begin() + (from - table), before.begin() + (to - table), after.begin() + (from - table));
+      if (from < to)
+        std::copy(before.begin() + (from - table), before.begin() + (to - table), after.begin() + (from - table));
     }
     for (size_t at = 0; at < size;) {  // one write per run of zeroed bytes
-      if (after[at] == before[at]) { ++at; continue; }
+      if (after[at] == before[at]) {
+        ++at;
+        continue;
+      }
       size_t end = at;
       while (end < size && after[end] != before[end]) ++end;
-      plan.writes.push_back({WritePhase::Cleanup, table + at, std::vector<uint8_t>(end - at, 0), WriteKind::DynamicStrings});
+      plan.writes.push_back(
+          {WritePhase::Cleanup, table + at, std::vector<uint8_t>(end - at, 0), WriteKind::DynamicStrings});
       at = end;
     }
   }

@@ -37,7 +37,7 @@ struct Synced {
 
 struct CommitGroup::State {
   std::atomic<bool> durable{true};  // threads add edits while one may switch it on
-  bool durable_by_file = false;  // Auto: durable from the first file of the running system on
+  bool durable_by_file = false;     // Auto: durable from the first file of the running system on
   Barrier barrier = Barrier::FileSystem;
   size_t capacity = pending_capacity();
   uint64_t max_held_bytes = kDefaultMaxHeldBytes;

@@ -166,8 +166,8 @@ Expected<Chosen> choose_edit(const Source& source, const EditRequest& request, c
   // Written over an earlier edit's segment (not an interrupted tail): into the
   // file only where no process may have it mapped and the rebuild can be
   // staged (stage_segment_rebuild), else a copy.
-  copy = copy ||
-         (rebuilds_earlier_segment(*small) && (smallest.in_place || !rebuild_can_be_staged(source, small->plan)));
+  copy =
+      copy || (rebuilds_earlier_segment(*small) && (smallest.in_place || !rebuild_can_be_staged(source, small->plan)));
   return Chosen{std::move(*small), copy ? WriteWay::Copy : WriteWay::IntoFile};
 }
 
@@ -280,8 +280,8 @@ bool is_system_file(const std::filesystem::path& file) {
   std::filesystem::path real = std::filesystem::weakly_canonical(std::filesystem::absolute(file, ec), ec);
   if (ec) real = file;
   std::string text = real.string();
-  for (std::string_view dir : {"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/etc/", "/opt/",
-                               "/boot/"})
+  for (std::string_view dir :
+       {"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/", "/etc/", "/opt/", "/boot/"})
     if (text.starts_with(dir)) return true;
   return false;
 }

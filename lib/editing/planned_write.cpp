@@ -30,7 +30,7 @@ std::pair<size_t, size_t> differing_range(const std::vector<uint8_t>& before, co
 }  // namespace
 
 std::optional<PlannedWrite> changed_bytes_write(WritePhase phase, uint64_t offset, const std::vector<uint8_t>& before,
-                                               const std::vector<uint8_t>& after, WriteKind kind) {
+                                                const std::vector<uint8_t>& after, WriteKind kind) {
   auto [first, last] = differing_range(before, after);
   if (first >= last) return std::nullopt;
   return PlannedWrite{phase, offset + first, std::vector<uint8_t>(after.begin() + first, after.begin() + last), kind};

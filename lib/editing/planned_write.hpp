@@ -67,7 +67,7 @@ inline constexpr uint64_t kAtomicSector = 512;
 // The write that turns `before` into `after` (equal-sized copies of the
 // bytes at `offset`): only the span where they differ; none when equal.
 std::optional<PlannedWrite> changed_bytes_write(WritePhase phase, uint64_t offset, const std::vector<uint8_t>& before,
-                                               const std::vector<uint8_t>& after, WriteKind kind);
+                                                const std::vector<uint8_t>& after, WriteKind kind);
 
 inline bool commits_in_one_write(const EditPlan& plan) {
   const PlannedWrite* commit = nullptr;

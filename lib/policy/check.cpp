@@ -105,7 +105,8 @@ void add_providers_on_disk(ProvidersBySoname& providers, const std::string& root
   std::error_code ec;
   for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
        !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec) && !it->is_symlink(ec) && it->path().filename().string().find(".so") != std::string::npos)
+    if (it->is_regular_file(ec) && !it->is_symlink(ec) &&
+        it->path().filename().string().find(".so") != std::string::npos)
       providers.emplace(std::make_pair(root, it->path().filename().string()), it->path().string());
   }
 }

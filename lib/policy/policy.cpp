@@ -51,9 +51,9 @@ RunpathPolicy with_split_entries(RunpathPolicy policy) {
 }
 
 bool under_forbidden_prefix(const RunpathPolicy& policy, const std::string& entry) {
-  return std::any_of(policy.forbidden_prefixes.begin(), policy.forbidden_prefixes.end(), [&](const std::string& prefix) {
-    return !prefix.empty() && entry.compare(0, prefix.size(), prefix) == 0;
-  });
+  return std::any_of(
+      policy.forbidden_prefixes.begin(), policy.forbidden_prefixes.end(),
+      [&](const std::string& prefix) { return !prefix.empty() && entry.compare(0, prefix.size(), prefix) == 0; });
 }
 
 // A DT_NEEDED library that a forbidden entry the policy drops supplies and

@@ -248,7 +248,8 @@ TEST_F(Check, ClosureBloatUnusedEntriesShadowingAndRuntimeStub) {
   EXPECT_EQ(rules_for(clean_library("toolkit.so", toolkit)), std::set<std::string>{"closure-bloat"});
   EXPECT_EQ(rules_for(clean_library("lib-output.so", lib_output)), std::set<std::string>{});
   // A derivation named without a version: Nix still names its outputs <name>-dev, <name>-lib.
-  std::string unversioned_dev = store_dir(root_ / "w", "cuda-pkg-dev"), unversioned_lib = store_dir(root_ / "w", "cuda-pkg-lib");
+  std::string unversioned_dev = store_dir(root_ / "w", "cuda-pkg-dev"),
+              unversioned_lib = store_dir(root_ / "w", "cuda-pkg-lib");
   EXPECT_EQ(rules_for(clean_library("unversioned-dev.so", unversioned_dev)), std::set<std::string>{"closure-bloat"});
   EXPECT_EQ(rules_for(clean_library("unversioned-lib.so", unversioned_lib)), std::set<std::string>{});
   options_.disabled.clear();
@@ -560,7 +561,8 @@ TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
   }
   // SARIF 2.1.0 required parts: version, runs[].tool.driver.name, results[].message.text.
   auto sarif = check_sarif(before, "test");
-  if (auto schema = test::sarif_schema_violations(sarif)) EXPECT_TRUE(schema->empty()) << ::testing::PrintToString(*schema);
+  if (auto schema = test::sarif_schema_violations(sarif))
+    EXPECT_TRUE(schema->empty()) << ::testing::PrintToString(*schema);
   EXPECT_EQ(sarif["version"], "2.1.0");
   ASSERT_EQ(sarif["runs"].size(), 1u);
   EXPECT_EQ(sarif["runs"][0]["tool"]["driver"]["name"], "runpatch");
@@ -585,7 +587,8 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
   EXPECT_TRUE(fs::exists(root_ / "j.xml"));
   auto written = nlohmann::json::parse(test::read_file(root_ / "s.sarif"));
   EXPECT_EQ(written["version"], "2.1.0");
-  if (auto schema = test::sarif_schema_violations(written)) EXPECT_TRUE(schema->empty()) << ::testing::PrintToString(*schema);
+  if (auto schema = test::sarif_schema_violations(written))
+    EXPECT_TRUE(schema->empty()) << ::testing::PrintToString(*schema);
   EXPECT_EQ(cli({"check", "--disable", "no-such-rule", (root_ / "pkg").string()}).exit_code, 2);
   // --search: a dependency found in another output is not unresolved.
   fs::create_directories(root_ / "deps");

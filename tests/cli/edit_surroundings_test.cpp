@@ -139,14 +139,16 @@ TEST(EditSurroundings, AReplacedRunpathLeavesNoDeadCopyAndTheBytesDependOnlyOnTh
   fs::path dir = fs::absolute(test::scratch_dir("edit_surroundings/no-dead-copy"));
   const std::string dev = "/nix/store/00000000000000000000000000000000-pkg-dev/lib";
   const std::string build = dir.string() + "/build/source/lib";
-  const std::string final_runpath = "/nix/store/11111111111111111111111111111111-cuda_compat/compat:/run/opengl-driver/lib";
+  const std::string final_runpath =
+      "/nix/store/11111111111111111111111111111111-cuda_compat/compat:/run/opengl-driver/lib";
   const std::vector<std::vector<std::string>> paths = {
-      {final_runpath},                                                           // one edit
-      {build + ":" + dev, "/run/opengl-driver/lib", final_runpath},              // grown, then grown again
-      {build + ":" + dev, "/nix/store/11111111111111111111111111111111-cuda_compat/compat", final_runpath},  // shorter first
+      {final_runpath},                                               // one edit
+      {build + ":" + dev, "/run/opengl-driver/lib", final_runpath},  // grown, then grown again
+      {build + ":" + dev, "/nix/store/11111111111111111111111111111111-cuda_compat/compat",
+       final_runpath},  // shorter first
   };
-  for (const std::vector<std::string>& env : {std::vector<std::string>{"NIX_BUILD_TOP=" + dir.string()},
-                                              std::vector<std::string>{}}) {
+  for (const std::vector<std::string>& env :
+       {std::vector<std::string>{"NIX_BUILD_TOP=" + dir.string()}, std::vector<std::string>{}}) {
     std::optional<std::vector<uint8_t>> first;
     for (size_t p = 0; p < paths.size(); ++p) {
       fs::path prog = copy_fixture("prog-pie", dir / (std::to_string(env.size()) + "-" + std::to_string(p)));
@@ -164,7 +166,8 @@ TEST(EditSurroundings, AReplacedRunpathLeavesNoDeadCopyAndTheBytesDependOnlyOnTh
       if (!first) first = bytes;
       EXPECT_TRUE(bytes == *first) << prog << ": the edits that led to the runpath changed the bytes";
       std::string fixture_libs = (test::fixture_arches().at(0).dir / "lib").string();
-      EXPECT_EQ(test::run_command({"env", "LD_LIBRARY_PATH=" + fixture_libs, prog.string()}, true).exit_code, 0) << prog;
+      EXPECT_EQ(test::run_command({"env", "LD_LIBRARY_PATH=" + fixture_libs, prog.string()}, true).exit_code, 0)
+          << prog;
     }
   }
 }

@@ -131,8 +131,8 @@ TEST(SarifValidator, TheSchemaCatchesWhatItForbids) {
   auto none = test::sarif_schema_violations(json{{"version", "2.1.0"}, {"runs", json::array()}});
   if (!none) GTEST_SKIP() << "python3-jsonschema is not installed (scripts/install-deps installs it)";
   EXPECT_TRUE(none->empty()) << ::testing::PrintToString(*none);
-  auto bad = test::sarif_schema_violations(
-      json{{"version", "2.0.0"}, {"runs", {{{"tool", {{"driver", {{"name", "x"}}}}}, {"results", {{{"kind", "bogus"}}}}}}}});
+  auto bad = test::sarif_schema_violations(json{
+      {"version", "2.0.0"}, {"runs", {{{"tool", {{"driver", {{"name", "x"}}}}}, {"results", {{{"kind", "bogus"}}}}}}}});
   ASSERT_TRUE(bad);
   EXPECT_GE(bad->size(), 3u) << ::testing::PrintToString(*bad);  // version, the result's kind and its message
 }

@@ -354,15 +354,14 @@ TEST(Trace, DoctorRunPredictsForTheObjectsAnInterpreterLoads) {
   if (!test::have_program("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   fs::path pkg = test::fixture_arches().at(0).dir / "cuda-pkg";
   std::string cudart = (pkg / "lib/libcudart.so.13").string();
-  auto run = test::run_command({"env", "LD_LIBRARY_PATH=" + (pkg / "driver").string(), RUNPATCH_CLI, "doctor", "--run",
-                                "--", "/usr/bin/python3", "-c",
-                                "import ctypes; ctypes.CDLL('" + cudart + "').cudart_report()"});
+  auto run =
+      test::run_command({"env", "LD_LIBRARY_PATH=" + (pkg / "driver").string(), RUNPATCH_CLI, "doctor", "--run", "--",
+                         "/usr/bin/python3", "-c", "import ctypes; ctypes.CDLL('" + cudart + "').cudart_report()"});
   EXPECT_NE(run.output.find("not a CUDA program"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("loaded by the run: " + cudart), std::string::npos) << run.output;
   EXPECT_NE(run.output.find(cudart + " loaded " + (pkg / "driver/libcuda.so.1").string()), std::string::npos)
       << run.output;
-  EXPECT_NE(run.output.find("predicted: " + (pkg / "driver/libcuda.so.1").string() + ": confirmed"),
-            std::string::npos)
+  EXPECT_NE(run.output.find("predicted: " + (pkg / "driver/libcuda.so.1").string() + ": confirmed"), std::string::npos)
       << run.output;
   EXPECT_EQ(run.output.find("the prediction differs"), std::string::npos) << run.output;
 }

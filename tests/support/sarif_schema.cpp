@@ -32,15 +32,15 @@ std::optional<std::vector<std::string>> sarif_schema_violations(const nlohmann::
   std::string text = log.dump(2);
   write_file(file, std::vector<uint8_t>(text.begin(), text.end()));
   // The system's python3: Debian's python3-jsonschema is installed for it (scripts/install-deps).
-  auto run = run_command({"/usr/bin/python3", "-c", kValidator, RUNPATCH_TEST_DATA_DIR "/sarif-schema-2.1.0.json",
-                          file.string()},
-                         true);
+  auto run = run_command(
+      {"/usr/bin/python3", "-c", kValidator, RUNPATCH_TEST_DATA_DIR "/sarif-schema-2.1.0.json", file.string()}, true);
   if (run.exit_code == 3 || run.exit_code == 127) return std::nullopt;
   std::vector<std::string> violations;
   std::istringstream lines(run.output);
   for (std::string line; std::getline(lines, line);)
     if (!line.empty()) violations.push_back(line);
-  if (run.exit_code != 0 && violations.empty()) violations.push_back("validator failed: exit " + std::to_string(run.exit_code));
+  if (run.exit_code != 0 && violations.empty())
+    violations.push_back("validator failed: exit " + std::to_string(run.exit_code));
   return violations;
 }
 

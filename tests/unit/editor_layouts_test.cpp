@@ -43,8 +43,8 @@ struct LayoutCase {
   std::function<void(EditRequest&)> earlier;             // an edit made first (null: none)
   std::optional<bool> note_after;                        // whether the file then has a resolution-cache note
   std::function<test::ImageDesc(const Flavour&)> image;  // the file as data, instead of shape and reshape
-  bool binds_greet = false;  // the file defines `greet`: the loader must find it through the edited file's tables
-  bool hard_linked = false;  // the file has a second name
+  bool binds_greet = false;     // the file defines `greet`: the loader must find it through the edited file's tables
+  bool hard_linked = false;     // the file has a second name
   bool open_elsewhere = false;  // another open file refers to it during the edit (a process has it mapped)
 };
 
@@ -170,8 +170,13 @@ std::vector<LayoutCase> linker_shaped_cases() {
   // refers to it) the tables stay where that process reads them: the table
   // moves (rule 5). (--in-place alone takes the copy for such a file: the
   // table then stays where strip needs it.) Nothing has it open: as in a copy.
-  LayoutCase tables_stay{"symbol-tables-stay-when-hard-linked-and-mapped", nullptr,     nullptr, long_runpath, true,
-                         {LayoutStep::MovedProgramHeaders},     kLongRunpath};
+  LayoutCase tables_stay{"symbol-tables-stay-when-hard-linked-and-mapped",
+                         nullptr,
+                         nullptr,
+                         long_runpath,
+                         true,
+                         {LayoutStep::MovedProgramHeaders},
+                         kLongRunpath};
   tables_stay.image = shaped({.symbols = true});
   tables_stay.binds_greet = true;
   tables_stay.hard_linked = true;

@@ -54,7 +54,7 @@ enum class WriteKind {
   SectionHeader,         // one entry
   SectionHeaders,        // the whole table
   AppendedSegment,
-  AppendedSegmentInterim,  // a rebuilt segment's copy past the end, used until it is written in its place
+  AppendedSegmentInterim,   // a rebuilt segment's copy past the end, used until it is written in its place
   ProgramHeadersToInterim,  // entries pointed at that copy (a rebuild's interim commit)
   ResolutionCacheNote,
   OldResolutionCacheNote,  // a replaced note cleared or neutralized
