@@ -27,13 +27,15 @@ fresh() {
   echo "fresh $1: lines naming a runpath left: $left" >&2
 }
 # ours SIDE: the hook's command line (wheels: every nvidia/*/lib as --libs).
+extra_libs=()  # the chain below adds the system library directory
 ours() {
-  local libs=("$work/$1"/nvidia/*/lib)
+  local libs=("$work/$1"/nvidia/*/lib "${extra_libs[@]}")
   "$(dirname "$runpatch")/auto-patchelf" "${@:2}" --ignore-missing 'libcuda.so*' --paths "$work/$1" \
     --libs "${libs[@]}" --runtime-dependencies --append-rpaths --extra-args >"$work/$1.out" 2>"$work/$1.err"
 }
 
 echo "site-packages: $sp ($(du -sh "$sp" | cut -f1), $(find "$sp" -type f | wc -l) files)"
+if [[ -z ${CHAIN_ONLY:-} ]]; then  # CHAIN_ONLY=1: only the chain below
 fresh ours; fresh theirs
 echo "dynamic ELF files: $("$runpatch" scan --dynamic-paths "$work/ours" | wc -l)"
 dirty_ours=$(ms_of ours ours)
@@ -47,3 +49,21 @@ echo "synced: runpatch ${synced_ours} ms, pyelftools+patchelf ${synced_theirs} m
   "ratio $(ratio "$synced_theirs" "$(( synced_ours > 0 ? synced_ours : 1 ))")x"
 fresh ours; sync
 echo -n "runpatch --dry-run: "; peak bash -c "$(declare -f ours); work=$work runpatch=$runpatch; ours ours --dry-run" 2>&1 | tail -1
+fi
+
+# The chain a wheel's Nix build runs (dirty outputs, in a build): autoPatchelfHook
+# (the hook's line, the system library directory in --libs as a build of a
+# wheel passes it), then autoAddDriverRunpath, then autoAddCudaCompatRunpath,
+# against the script and a patchelf loop per hook (bench/common.sh).
+command -v patchelf >/dev/null || { echo "chain: skipped, no patchelf" >&2; exit 0; }
+compat=/nix/store/00000000000000000000000000000000-cuda_compat-13.0/compat forbid=$work/build/
+fresh ours; fresh theirs
+extra_libs=(/usr/lib/x86_64-linux-gnu)
+a1=$(ms_of ours ours)
+a2=$(ms_of "$runpatch" driver -q --in-place --forbid "$forbid" "$work/ours")
+a3=$(ms_of "$runpatch" compat -q --in-place --libcuda "$compat" --forbid "$forbid" "$work/ours" 2>/dev/null)
+b1=$(ms_of "$py" "$(dirname "$0")/auto_patchelf_reference.py" "$interp" "$work/theirs")
+b2=$(ms_of patchelf_prepend "$work/theirs" /run/opengl-driver/lib)
+b3=$(ms_of patchelf_prepend "$work/theirs" "$compat")
+echo "chain: runpatch ${a1} + ${a2} + ${a3} = $((a1 + a2 + a3)) ms, script + patchelf loops ${b1} + ${b2} + ${b3} =" \
+  "$((b1 + b2 + b3)) ms, ratio $(ratio "$((b1 + b2 + b3))" "$(( a1 + a2 + a3 > 0 ? a1 + a2 + a3 : 1 ))")x"

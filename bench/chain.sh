@@ -28,13 +28,6 @@ fresh() {  # SIDE: lib/ copied just now, without runpaths
   cp -a "$cuda/lib/." "$work/$1/lib"
   "$runpatch" scan --dynamic-paths "$work/$1" | xargs -d '\n' "$runpatch" set --remove-runpath >/dev/null
 }
-patchelf_prepend() {  # DIR ENTRY: Nixpkgs' loop, one file at a time
-  find "$1" -type f -print0 | while IFS= read -r -d '' f; do
-    [[ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" == '177ELF' ]] || continue
-    old=$(patchelf --print-rpath "$f" 2>/dev/null) || continue
-    patchelf --set-rpath "$2${old:+:$old}" "$f"
-  done
-}
 ours_auto() {
   "$auto_patchelf" --ignore-missing '*' --paths "$work/ours/lib" --libs --runtime-dependencies --append-rpaths \
     --extra-args >/dev/null

@@ -35,3 +35,14 @@ hook_environment() {
   cp "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)" "$1/libc/lib/"
   export NIX_BINTOOLS=$bintools NIX_BUILD_TOP=$1
 }
+
+# patchelf_prepend DIR ENTRY: Nixpkgs' way of adding a runpath entry to every
+# ELF file of a tree (autoFixElfFiles + a `patchelf --print-rpath` and
+# `--set-rpath` per file), as the driver and compat hooks run it.
+patchelf_prepend() {
+  find "$1" -type f -print0 | while IFS= read -r -d '' f; do
+    [[ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" == '177ELF' ]] || continue
+    old=$(patchelf --print-rpath "$f" 2>/dev/null) || continue
+    patchelf --set-rpath "$2${old:+:$old}" "$f"
+  done
+}
