@@ -561,8 +561,9 @@ TEST_F(Check, CleanCudaLikePackagePassesAndReportsValidate) {
   }
   // SARIF 2.1.0 required parts: version, runs[].tool.driver.name, results[].message.text.
   auto sarif = check_sarif(before, "test");
-  if (auto schema = test::sarif_schema_violations(sarif))
+  if (auto schema = test::sarif_schema_violations(sarif)) {
     EXPECT_TRUE(schema->empty()) << ::testing::PrintToString(*schema);
+  }
   EXPECT_EQ(sarif["version"], "2.1.0");
   ASSERT_EQ(sarif["runs"].size(), 1u);
   EXPECT_EQ(sarif["runs"][0]["tool"]["driver"]["name"], "runpatch");
@@ -587,8 +588,9 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
   EXPECT_TRUE(fs::exists(root_ / "j.xml"));
   auto written = nlohmann::json::parse(test::read_file(root_ / "s.sarif"));
   EXPECT_EQ(written["version"], "2.1.0");
-  if (auto schema = test::sarif_schema_violations(written))
+  if (auto schema = test::sarif_schema_violations(written)) {
     EXPECT_TRUE(schema->empty()) << ::testing::PrintToString(*schema);
+  }
   EXPECT_EQ(cli({"check", "--disable", "no-such-rule", (root_ / "pkg").string()}).exit_code, 2);
   // --search: a dependency found in another output is not unresolved.
   fs::create_directories(root_ / "deps");
