@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "strict_json.hpp"
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
@@ -586,7 +587,7 @@ TEST_F(Check, CommandLineExitCodesAndCudaToolkit) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("stubs-entry"), std::string::npos);
   EXPECT_TRUE(fs::exists(root_ / "j.xml"));
-  auto written = nlohmann::json::parse(test::read_file(root_ / "s.sarif"));
+  auto written = test::parse_json(test::read_file(root_ / "s.sarif"));
   EXPECT_EQ(written["version"], "2.1.0");
   if (auto schema = test::sarif_schema_violations(written)) {
     EXPECT_TRUE(schema->empty()) << ::testing::PrintToString(*schema);

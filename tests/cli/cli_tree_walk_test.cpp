@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "strict_json.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "runpatch/reading/elf_info.hpp"
@@ -91,10 +92,10 @@ TEST(CliTreeWalk, ApplyScanCheckAndDoctorSeeOnlyTheTreesOwnFiles) {
   EXPECT_EQ(scan.output, (root / "out/lib/libcudart.so.13").string() + "\n");
 
   auto check = cli({"check", "--ignore-environment", "--json", (root / "out").string()});
-  EXPECT_EQ(nlohmann::json::parse(check.output.substr(check.output.find('{')))["files_checked"], 1) << check.output;
+  EXPECT_EQ(test::parse_json(check.output.substr(check.output.find('{')))["files_checked"], 1) << check.output;
 
   auto doctor = cli({"doctor", "--json", "--proc-root", root.string(), (root / "out").string()});
-  auto files = nlohmann::json::parse(doctor.output.substr(doctor.output.find('{')))["files"];
+  auto files = test::parse_json(doctor.output.substr(doctor.output.find('{')))["files"];
   for (const auto& f : files) EXPECT_EQ(f.dump().find("deplink"), std::string::npos) << f.dump();
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "strict_json.hpp"
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
@@ -94,7 +95,7 @@ class DoctorL4t : public ::testing::Test {
   std::pair<nlohmann::json, nlohmann::json> doctor_json(int expected_status) {
     auto r = doctor();
     EXPECT_EQ(r.exit_code, expected_status) << r.output;
-    auto json = nlohmann::json::parse(r.output, nullptr, false);
+    auto json = test::parse_json(r.output);
     if (json.is_discarded() || json["files"].empty() || json["files"][0]["loads"].empty()) {
       ADD_FAILURE() << r.output;
       return {json, nlohmann::json::object()};
@@ -248,7 +249,7 @@ TEST_F(DoctorL4t, AnUnresolvedLibraryMakesTheAnswerUnknown) {
   fs::remove(cudart_);
   auto json_run = test::run_command({RUNPATCH_CLI, "doctor", "--json", "--ignore-environment", prog_.string()});
   EXPECT_EQ(json_run.exit_code, 1) << json_run.output;
-  auto json = nlohmann::json::parse(json_run.output, nullptr, false);
+  auto json = test::parse_json(json_run.output);
   ASSERT_FALSE(json.is_discarded()) << json_run.output;
   const auto& file = json["files"][0];
   EXPECT_EQ(file["uses_cuda"], false);
@@ -270,7 +271,7 @@ TEST_F(DoctorL4t, AnOfflineRootIsJudgedByItsOwnProc) {
   libcudart_searches({"run/opengl-driver/lib"});
   auto r = test::run_command(
       {RUNPATCH_CLI, "doctor", "--json", "--root", root_.string(), "--ignore-environment", prog_.string()});
-  auto json = nlohmann::json::parse(r.output, nullptr, false);
+  auto json = test::parse_json(r.output);
   ASSERT_FALSE(json.is_discarded()) << r.output;
   EXPECT_EQ(json["host_kind"], "l4t");
   EXPECT_EQ(json["driver"]["l4t"]["nvgpu"], true) << "R's proc/modules, not this machine's";
@@ -295,7 +296,7 @@ TEST_F(DoctorL4t, TheHostKindIsOnTheFirstLine) {
             "host: no NVIDIA driver loaded and no GPU listed (/proc/driver/nvidia): which libcuda each program would "
             "load is predicted from the files; whether CUDA starts cannot be")
       << discrete.output;
-  auto json = nlohmann::json::parse(doctor().output, nullptr, false);
+  auto json = test::parse_json(doctor().output);
   EXPECT_EQ(json["host_kind"], "discrete");
   EXPECT_EQ(json["driver"]["driver_loaded"], false);
   EXPECT_TRUE(json["driver"]["l4t"].is_null());

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "strict_json.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "runpatch/diagnosing/doctor.hpp"
@@ -65,7 +66,7 @@ class Doctor : public ::testing::Test {
     else
       args.push_back("--ignore-environment");
     auto r = test::run_command(args);
-    auto json = nlohmann::json::parse(r.output, nullptr, false);
+    auto json = test::parse_json(r.output);
     EXPECT_FALSE(json.is_discarded()) << r.output;
     if (json.is_discarded() || json["files"].empty() || json["files"][0]["loads"].empty()) return {json, r.exit_code};
     return {json["files"][0]["loads"][0], r.exit_code};

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "strict_json.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "sarif_schema.hpp"
@@ -200,7 +201,7 @@ TEST(Sarif, CheckCommandWritesAValidLogForOddNames) {
   auto r =
       test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", log.string()}, true);
   EXPECT_EQ(r.exit_code, 1) << r.output;  // libgreet.so is unresolved
-  json sarif = json::parse(test::read_file(log));
+  json sarif = test::parse_json(test::read_file(log));
   auto violations = sarif_violations(sarif);
   EXPECT_TRUE(violations.empty()) << ::testing::PrintToString(violations);
   ASSERT_FALSE(sarif["runs"][0]["results"].empty());
@@ -293,12 +294,12 @@ TEST(CheckReports, AnUnreadableFileIsAFindingInEveryFormat) {
 
   auto as_json = test::run_command({RUNPATCH_CLI, "check", "--json", "--ignore-environment", root.string()});
   EXPECT_EQ(as_json.exit_code, 1);
-  json report = json::parse(as_json.output);
+  json report = test::parse_json(as_json.output);
   ASSERT_EQ(report["findings"].size(), 1u) << as_json.output;
   EXPECT_EQ(report["findings"][0]["rule"], "unreadable-file");
   EXPECT_EQ(report["findings"][0]["file"], (root / "libcut.so").string());
 
-  json log = json::parse(test::read_file(sarif));
+  json log = test::parse_json(test::read_file(sarif));
   EXPECT_TRUE(sarif_violations(log).empty()) << ::testing::PrintToString(sarif_violations(log));
   ASSERT_EQ(log["runs"][0]["results"].size(), 1u);
   EXPECT_EQ(log["runs"][0]["results"][0]["ruleId"], "unreadable-file");
@@ -311,7 +312,7 @@ TEST(CheckReports, AnUnreadableFileIsAFindingInEveryFormat) {
   auto off = test::run_command(
       {RUNPATCH_CLI, "check", "--json", "--ignore-environment", "--disable", "unreadable-file", root.string()});
   EXPECT_EQ(off.exit_code, 0) << off.output;
-  EXPECT_TRUE(json::parse(off.output)["findings"].empty()) << off.output;
+  EXPECT_TRUE(test::parse_json(off.output)["findings"].empty()) << off.output;
 }
 
 TEST(CheckReports, AReportThatCannotBeWrittenIsOneErrorAndExitTwo) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "strict_json.hpp"
 #include "fixtures.hpp"
 #include "loader_listing.hpp"
 #include "process.hpp"
@@ -191,7 +192,7 @@ TEST_F(StoreProgram, DeletedDependencyIsMissingThoughTheHostCacheHasOne) {
   // The CLI: check fails and names the model; tree and why name it on their first line.
   auto check = test::run_command({RUNPATCH_CLI, "check", "--json", "--ignore-environment", prog_.string()});
   EXPECT_EQ(check.exit_code, 1);
-  auto json = nlohmann::json::parse(check.output);
+  auto json = test::parse_json(check.output);
   EXPECT_EQ(json["loaders"][prog_.string()]["kind"], "nix");
   EXPECT_EQ(json["loaders"][prog_.string()]["interpreter"], interpreter_);
   auto tree_cli = test::run_command({RUNPATCH_CLI, "tree", "--ignore-environment", prog_.string()});

@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "strict_json.hpp"
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
@@ -311,7 +312,7 @@ TEST(LdcacheCli, TreeStatsCountsOpenAttempts) {
   auto stats_for = [&] {
     auto r =
         test::run_command({RUNPATCH_CLI, "tree", "--stats", "--json", "--ignore-environment", (dir / "prog").string()});
-    auto json = nlohmann::json::parse(r.output, nullptr, false);
+    auto json = test::parse_json(r.output);
     EXPECT_FALSE(json.is_discarded()) << r.output;
     return json.is_discarded() ? nlohmann::json() : json.at(0).at("open_attempts");
   };

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "strict_json.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
 #include "runpatch/tracing/trace_analysis.hpp"
@@ -80,7 +81,7 @@ Trace trace(const std::vector<std::string>& actions, const std::string& ld_libra
   auto result = test::run_command(argv, true);
   Trace t{result.exit_code, nullptr, result.output};
   std::ifstream in(dir / "report.json");
-  if (in) t.report = nlohmann::json::parse(in, nullptr, false);
+  if (in) t.report = test::parse_json(in);
   return t;
 }
 
