@@ -12,14 +12,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/runpatch-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 driver=/run/opengl-driver/lib
 
-# What autoFixElfFiles + addDriverRunpath do today, file by file.
-nixpkgs_way() {
-  find "$1" -type f -print0 | while IFS= read -r -d '' f; do
-    [[ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" == '177ELF' ]] || continue
-    old=$(patchelf --print-rpath "$f" 2>/dev/null) || continue
-    patchelf --set-rpath "$driver${old:+:$old}" "$f"
-  done
-}
+# What autoFixElfFiles + addDriverRunpath do today, file by file (bench/common.sh).
+nixpkgs_way() { patchelf_prepend "$1" "$driver"; }
 
 cp -a "$tree/." "$work/ours" && cp -a "$tree/." "$work/inplace" && cp -a "$tree/." "$work/theirs" && sync
 # Default mode (an edit that appends a segment goes through a copy), then as

@@ -305,6 +305,22 @@ class LibraryCrashSafety : public ::testing::Test {
     return state;
   }
 
+  // The edit stopped after k writes, synced, its pages dropped: what a power
+  // cut after them leaves on the disk.
+  void power_cut_after(const EditRequest& request, size_t k, const std::string& context) {
+    EditOptions options;
+    options.in_place = true;
+    options.durability = Durability::Sync;  // the barriers are what a power cut tests
+    EditTestHooks crash;
+    crash.stop_after_writes = k;
+    ASSERT_TRUE(edit_elf_file_for_testing(lib_, request, options, crash)) << context;
+    int fd = ::open(lib_.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ::fsync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+  }
+
   void expect_no_debris(const std::string& context) {
     std::set<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir_ / "lib")) names.insert(entry.path().filename().string());
@@ -332,17 +348,7 @@ TEST_F(LibraryCrashSafety, PowerCutAfterAnyPrefixOfTheWritesLeavesOldOrNew) {
   for (size_t k = 0; k <= writes && !seen.count(CrashState::New); ++k) {
     std::string context = "stopped after " + std::to_string(k) + " writes";
     test::write_file(lib_, original_);
-    EditOptions options;
-    options.in_place = true;
-    options.durability = Durability::Sync;  // the barriers are what a power cut tests
-    EditTestHooks crash;
-    crash.stop_after_writes = k;
-    ASSERT_TRUE(edit_elf_file_for_testing(lib_, request, options, crash)) << context;
-    int fd = ::open(lib_.c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0);
-    ::fsync(fd);
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    ::close(fd);
+    ASSERT_NO_FATAL_FAILURE(power_cut_after(request, k, context));
     seen.insert(expect_old_or_new(context, true));
     expect_no_debris(context);
   }
@@ -477,17 +483,7 @@ TEST_F(ChainCrashSafety, PowerCutAfterAnyPrefixOfALaterEditsWritesLeavesBeforeOr
     for (size_t k = 0; k <= 16 && !completed; ++k) {
       std::string context = "step " + std::to_string(step) + ", stopped after " + std::to_string(k) + " writes";
       test::write_file(lib_, before);
-      EditOptions options;
-      options.in_place = true;
-      options.durability = Durability::Sync;
-      EditTestHooks crash;
-      crash.stop_after_writes = k;
-      ASSERT_TRUE(edit_elf_file_for_testing(lib_, request, options, crash)) << context;
-      int fd = ::open(lib_.c_str(), O_RDONLY);
-      ASSERT_GE(fd, 0);
-      ::fsync(fd);
-      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-      ::close(fd);
+      ASSERT_NO_FATAL_FAILURE(power_cut_after(request, k, context));
       expect_before_or_after(chain()[step - 1], chain()[step], context);
       expect_no_debris(context);
       auto info = read_elf_info(lib_);
