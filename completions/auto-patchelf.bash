@@ -10,7 +10,7 @@ _auto_patchelf() {
   }
   local opts="--help --ignore-missing --no-recurse --paths --libs --runtime-dependencies --append-rpaths --keep-libc
     --ignore-existing --search-path --interpreter --origin --dry-run --atomic --in-place --ldcache --remove-ldcache
-    --verbose --extra-args"
+    --driver-dir --libcuda --forbid --verbose --extra-args"
   local patchelf_opts="--set-interpreter --page-size --set-os-abi --set-soname --set-rpath --add-rpath --remove-rpath
     --shrink-rpath --allowed-rpath-prefixes --force-rpath --add-needed --remove-needed --replace-needed --no-default-lib
     --no-sort --clear-symbol-version --add-debug-tag --clear-execstack --set-execstack --no-clobber-old-sections --debug"
@@ -36,6 +36,7 @@ _auto_patchelf() {
   fi
   case $prev in
     --interpreter) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --driver-dir | --libcuda) COMPREPLY=($(compgen -d -- "$cur")); return ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
