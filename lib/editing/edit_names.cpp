@@ -31,6 +31,8 @@ std::string_view layout_step_name(LayoutStep step) {
   switch (step) {
     case LayoutStep::InterpreterInPlace: return "interpreter rewritten in place";
     case LayoutStep::StringsInUnusedBytes: return "new strings in unused bytes of the string table";
+    case LayoutStep::StringsThroughInterimPlace:
+      return "staged through an interim place to where one edit would put them";
     case LayoutStep::StringOverOwnBytes: return "string rewritten over its own bytes";
     case LayoutStep::HeaderFieldsInPlace: return "fixed-size fields rewritten in place";
     case LayoutStep::ResolutionCacheRemoved: return "resolution cache removed";

@@ -38,8 +38,12 @@ class InPlacePlanner {
     if (!in_.model.any_changed(in_.original) && in_.version_need_renames.empty() && in_.renamer.empty()) {
       placed = PlacedStrings{in_.model, original_strtab, {}};
       plan.layout = {LayoutStep::InterpreterInPlace};
+    } else if ((placed = in_own_place(plan, *use, original_strtab))) {
+      // (a) New strings where one edit from the original would put them.
+      plan.layout = {LayoutStep::StringsInUnusedBytes};
+      if (has_settled(plan)) plan.layout.push_back(LayoutStep::StringsThroughInterimPlace);
     } else if ((placed = placer.in_unused_bytes(use->now))) {
-      // (a) New strings into bytes nothing references now; the dynamic table write commits.
+      // (a') New strings into bytes nothing references now; the dynamic table write commits.
       plan.layout = {LayoutStep::StringsInUnusedBytes};
       add_string_writes(plan, WritePhase::Prepare, original_strtab, placed->strtab);
       add_dynamic_write(plan, placed->model, WritePhase::Commit);
@@ -55,7 +59,7 @@ class InPlacePlanner {
     if (in_.interp.changed) plan.writes.push_back(interpreter_write(in_, WritePhase::Commit));
     add_version_need_writes(in_, placed->offsets, plan);
     add_symbol_rename_writes(in_.renamer.writes(in_.view, placed->offsets), plan);
-    add_cleanup(plan, placed->model, *use, placed->strtab);
+    if (!has_settled(plan)) add_cleanup(plan, placed->model, *use, placed->strtab);
     return std::optional<EditPlan>(std::move(plan));
   }
 
@@ -95,6 +99,75 @@ class InPlacePlanner {
     std::vector<ByteRange> now;       // everything referenced before the edit
     std::vector<ByteRange> survives;  // what stays referenced after it
   };
+
+  // New strings at the offsets that one edit of the original file would
+  // give them: in the bytes nothing but the replaced strings covers, so the
+  // bytes depend on the final content only, whichever edits led there (the
+  // driver and compat hooks in either order, or the one-pass hook). Where
+  // that place overlaps a string the file references now, the strings go
+  // first to an interim place, the entries switch there, then to their own
+  // place, and the entries switch again. Not where a process may still read
+  // the old strings; staged only when the entries alone change (the writes of
+  // renames, an interpreter or a resolution-cache note commit too).
+  std::optional<PlacedStrings> in_own_place(EditPlan& plan, const StringUse& use,
+                                            const std::vector<uint8_t>& original_strtab) const {
+    if (in_.options.old_strings_stay) return std::nullopt;
+    StringPlacer<E> placer(in_);
+    auto own = placer.in_unused_bytes(use.survives);
+    if (!own) return std::nullopt;
+    std::vector<ByteRange> own_ranges = ranges_of(own->offsets);
+    if (!overlaps(own_ranges, use.now)) {
+      add_string_writes(plan, WritePhase::Prepare, original_strtab, own->strtab);
+      add_dynamic_write(plan, own->model, WritePhase::Commit);
+      return own;
+    }
+    bool only_entries = in_.version_need_renames.empty() && in_.renamer.empty() && !in_.interp.changed &&
+                        in_.note.action == NoteChange::Action::None;
+    if (!only_entries) return std::nullopt;
+    std::vector<ByteRange> avoided = use.now;
+    avoided.insert(avoided.end(), own_ranges.begin(), own_ranges.end());
+    auto interim = placer.in_unused_bytes(avoided);
+    if (!interim) return std::nullopt;
+    add_staged_writes(plan, use, original_strtab, *interim, *own);
+    return own;
+  }
+
+  // Prepare: the interim strings; Commit: the entries to them; Cleanup: the
+  // old strings zeroed, the strings in their own place; Switch: the entries
+  // there; Settle: the interim strings zeroed. A crash leaves the file before,
+  // at the interim state (the new runpath) or after.
+  void add_staged_writes(EditPlan& plan, const StringUse& use, const std::vector<uint8_t>& original_strtab,
+                         const PlacedStrings& interim, const PlacedStrings& own) const {
+    std::vector<ByteRange> live = use.survives;
+    for (const auto& r : ranges_of(own.offsets)) live.push_back(r);
+    std::vector<uint8_t> final_strtab = without_old_strings(own.strtab, live);
+    std::vector<uint8_t> final_with_interim = final_strtab;
+    for (const auto& r : ranges_of(interim.offsets))
+      std::copy(interim.strtab.begin() + std::ptrdiff_t(r.begin), interim.strtab.begin() + std::ptrdiff_t(r.end),
+                final_with_interim.begin() + std::ptrdiff_t(r.begin));
+    add_string_writes(plan, WritePhase::Prepare, original_strtab, interim.strtab);
+    add_dynamic_write(plan, interim.model, WritePhase::Commit);
+    add_string_writes(plan, WritePhase::Cleanup, interim.strtab, final_with_interim);
+    add_dynamic_write(plan, own.model, WritePhase::Switch, interim.model);
+    add_string_writes(plan, WritePhase::Settle, final_with_interim, final_strtab);
+  }
+
+  static std::vector<ByteRange> ranges_of(const StringOffsets& offsets) {
+    std::vector<ByteRange> ranges;
+    for (const auto& [text, at] : offsets) ranges.push_back({at, at + text.size() + 1});
+    return ranges;
+  }
+
+  static bool overlaps(const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
+    return std::any_of(a.begin(), a.end(), [&](const ByteRange& x) {
+      return std::any_of(b.begin(), b.end(), [&](const ByteRange& y) { return x.begin < y.end && y.begin < x.end; });
+    });
+  }
+
+  static bool has_settled(const EditPlan& plan) {
+    return std::any_of(plan.writes.begin(), plan.writes.end(),
+                       [](const PlannedWrite& w) { return w.phase == WritePhase::Settle; });
+  }
 
   std::optional<StringUse> string_use() const {
     auto symbols = in_.symbol_string_refs();
@@ -147,10 +220,13 @@ class InPlacePlanner {
   }
 
   // Only the bytes that change: usually one entry, so the write lies in one sector.
-  void add_dynamic_write(EditPlan& plan, const DynamicModel& model, WritePhase phase) const {
+  // `from`: the entries as an earlier phase of this plan left them (default: the file's).
+  void add_dynamic_write(EditPlan& plan, const DynamicModel& model, WritePhase phase,
+                         const std::optional<DynamicModel>& from = std::nullopt) const {
     size_t count = std::max(model.entries.size(), in_.original.entries.size()) + 1;
     std::vector<uint8_t> bytes = serialize_dynamic<E>(model, count);
-    std::vector<uint8_t> before = in_.copy_range(in_.table.offset, bytes.size());
+    std::vector<uint8_t> before =
+        from ? serialize_dynamic<E>(*from, count) : in_.copy_range(in_.table.offset, bytes.size());
     size_t first = 0, last = bytes.size();
     while (first < last && bytes[first] == before[first]) ++first;
     while (last > first && bytes[last - 1] == before[last - 1]) --last;
@@ -164,20 +240,26 @@ class InPlacePlanner {
   // when processes that have the file mapped may still read them.
   void add_cleanup(EditPlan& plan, const DynamicModel& placed, const StringUse& use,
                    const std::vector<uint8_t>& strtab) const {
-    if (in_.options.commit_in_elf_header) return;
+    if (in_.options.old_strings_stay) return;
     std::vector<ByteRange> live = use.survives;
     for (const auto& e : placed.entries)
       if (e.text) live.push_back({e.value, e.value + e.text->size() + 1});
+    add_string_writes(plan, WritePhase::Cleanup, strtab, without_old_strings(strtab, live));
+  }
+
+  // `strtab` with the bytes of the file's old entry strings that `live` does not cover zeroed.
+  std::vector<uint8_t> without_old_strings(const std::vector<uint8_t>& strtab,
+                                           const std::vector<ByteRange>& live) const {
     std::vector<uint8_t> cleaned = strtab;
     for (const auto& e : in_.original.entries) {
       if (!e.text) continue;
-      for (uint64_t b = e.value; b < e.value + e.text->size() + 1; ++b) {
+      for (uint64_t b = e.value; b < e.value + e.text->size() + 1 && b < cleaned.size(); ++b) {
         bool referenced =
             std::any_of(live.begin(), live.end(), [&](const ByteRange& r) { return b >= r.begin && b < r.end; });
         if (!referenced) cleaned[b] = 0;
       }
     }
-    add_string_writes(plan, WritePhase::Cleanup, strtab, cleaned);
+    return cleaned;
   }
 
   const PlanInputs<E>& in_;

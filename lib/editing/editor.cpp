@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +68,9 @@ Expected<Planned> plan_edit(const Source& source, const EditRequest& request, co
                                  [&](const auto& view) { return plan_edit(view, outcome.before, options, request); }));
   spoil_plan_for_testing(p.plan, hooks);
   RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, outcome.before, request, p.plan));
+  // Strings moved to their own place through an interim one: what a crash there leaves is verified too.
+  if (std::any_of(p.plan.writes.begin(), p.plan.writes.end(), [](auto& w) { return w.phase == WritePhase::Switch; }))
+    RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, outcome.before, request, interim_of_staged(p.plan)));
   outcome.strategy = p.plan.strategy;
   outcome.layout = p.plan.layout;
   outcome.layout_description = describe_layout(p.plan.layout);
@@ -135,12 +139,14 @@ Expected<Chosen> choose_edit(const Source& source, const EditRequest& request, c
   // outputs, or a file no process has open may move them out of the table's way.
   PlanOptions smallest(options);
   smallest.in_place = into_file && way.mapped_elsewhere;
+  smallest.old_strings_stay = smallest.in_place;
   smallest.reclaim_earlier_segment = !must_write_in_place;
   std::optional<Planned> small;
   if (!options.atomic_copy) {
     PlanOptions by_header(options);
     by_header.in_place = true;
     by_header.commit_in_elf_header = true;
+    by_header.old_strings_stay = way.mapped_elsewhere;
     auto committed = plan_edit(source, request, by_header, hooks);
     if (committed && committed->plan.strategy == EditStrategy::Unchanged)
       return Chosen{std::move(*committed), WriteWay::IntoFile};
@@ -240,7 +246,8 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   bool must_write_in_place =
       !options.atomic_copy && (st.st_nlink > 1 || !copy_can_keep_owner(st) || !copy_can_be_created(name));
   bool into_file = !options.atomic_copy && (options.in_place || in_nix_build() || must_write_in_place);
-  WayOpen way{into_file, must_write_in_place, into_file && !in_nix_build() && open_elsewhere(locked.get())};
+  // One write may go into the file even when a copy was asked for: whether a process has it open counts then too.
+  WayOpen way{into_file, must_write_in_place, !in_nix_build() && open_elsewhere(locked.get())};
   RUNPATCH_TRY(Chosen chosen, choose_edit(source, request, options, hooks, way));
   Planned& p = chosen.planned;
   warn_of_rpath_conversion(name, request, p.outcome);

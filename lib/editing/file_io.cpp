@@ -163,10 +163,10 @@ PendingCommit commit_into_file(UniqueFd fd, const std::string& path, EditPlan pl
     pending.steps.push_back({std::move(run), s->fd.get(), CommitStep::Sync::Data});
   };
   if (has_phase(s->plan, WritePhase::Prepare)) add([s] { return prepare(*s); });
-  // Commit, cleanup and a staged commit's switch: each durable before the
-  // next, so that no power cut keeps a later one without an earlier.
-  for (auto phase : {WritePhase::Commit, WritePhase::Cleanup, WritePhase::Switch})
-    if (has_phase(s->plan, phase)) add([s, phase] { return write_phase(*s, phase); });
+  // Commit, cleanup and a staged commit's switch and settling: each durable
+  // before the next, so that no power cut keeps a later one without an earlier.
+  for (auto phase : kWritePhases)
+    if (phase != WritePhase::Prepare && has_phase(s->plan, phase)) add([s, phase] { return write_phase(*s, phase); });
   if (s->plan.new_size < written_end(s->plan, old_size)) add([s] { return cut_to_new_size(*s); });
   // After the last write: the kernel drops file capabilities and set-ID bits on every write.
   std::function<Status()> last = std::move(pending.steps.back().run);

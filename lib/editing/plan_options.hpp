@@ -16,6 +16,10 @@ struct PlanOptions : EditOptions {
   // The result is written as a copy (or into a build's outputs), so the
   // segment an earlier edit appended at the end of the file may be written over.
   bool reclaim_earlier_segment = false;
+  // Written into a file another process may have mapped: the strings it may
+  // still read stay where they are and as they are (new strings go only into
+  // bytes nothing references; replaced ones are not zeroed).
+  bool old_strings_stay = false;
 };
 
 }  // namespace runpatch

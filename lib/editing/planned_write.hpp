@@ -16,14 +16,17 @@ enum class WritePhase {
   Prepare,  // bytes nothing references yet: past the old end, unused string bytes
   Commit,   // the one write that switches the file from old to new
   Cleanup,  // zeroing bytes the new file no longer references
-  // A staged commit's last write (staged_commit.hpp): the ELF header switched
-  // from the interim copy of the program header table to the table at the front.
+  // A staged commit's last write: the ELF header switched from the interim
+  // copy of the program header table to the table at the front
+  // (staged_commit.hpp), or the dynamic entries from their strings' interim
+  // place to their own (edit_planner.cpp).
   Switch,
+  Settle,  // after a switch: zeroing what only the interim state referenced
 };
 
 // The order writes reach the file (and the planned image).
 inline constexpr WritePhase kWritePhases[] = {WritePhase::Prepare, WritePhase::Commit, WritePhase::Cleanup,
-                                              WritePhase::Switch};
+                                              WritePhase::Switch, WritePhase::Settle};
 
 struct PlannedWrite {
   WritePhase phase;

@@ -73,6 +73,7 @@ Expected<bool> stage_table_commit(std::span<const uint8_t> file, const std::stri
 
 EditPlan interim_of_staged(const EditPlan& staged) {
   EditPlan interim;
+  interim.new_size = staged.new_size;  // grown by interim writes past it; a plan in the tables keeps the size
   interim.strategy = staged.strategy;
   interim.reclaimed_from = staged.reclaimed_from;
   interim.warnings = staged.warnings;  // they explain what the result lacks (a note not written)

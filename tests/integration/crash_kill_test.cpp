@@ -520,5 +520,108 @@ TEST_F(ChainCrashSafety, SigkillDuringALaterEditLeavesBeforeOrAfter) {
   std::cout << trials << " kills, " << killed << " mid-run\n";
 }
 
+// ---- A chain whose strings fit the string table: each in its own place ----
+
+// prog-longrunpath's 1.4 KB runpath, replaced by '$ORIGIN/lib' (the linker's
+// output as auto-patchelf leaves it), leaves room in the string table for
+// every later runpath. The driver and compat hooks then write their
+// runpaths where one edit of the original would (staged through an interim
+// place where that overlaps the current runpath): either order, and one
+// edit, give the same bytes, with no dead copy of an earlier runpath; a
+// power cut after any prefix of the staged writes leaves the program
+// running with the runpath before or after.
+class InTableChain : public ::testing::Test {
+ protected:
+  void TearDown() override { ::unsetenv("NIX_BUILD_TOP"); }
+  void SetUp() override {
+    arch_ = host();
+    dir_ = test::scratch_dir("crash-kill-in-table/" +
+                             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(dir_ / "lib");
+    fs::copy_file(arch_.dir / "lib/libgreet.so", dir_ / "lib/libgreet.so");
+    prog_ = dir_ / "prog";
+    original_ = test::read_file(arch_.dir / "prog-longrunpath");
+    ::setenv("NIX_BUILD_TOP", (dir_ / "build").c_str(), 1);  // a build: edits go into the file
+  }
+  // The file after `cli_steps` (each a runpatch command line, the file appended).
+  Bytes after(const std::vector<std::vector<std::string>>& cli_steps, std::string* last_output = nullptr) {
+    test::write_file(prog_, original_);
+    ::chmod(prog_.c_str(), 0755);
+    for (auto step : cli_steps) {
+      step.insert(step.begin(), RUNPATCH_CLI);
+      step.push_back(prog_.string());
+      auto r = test::run_command(step, true);
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+      if (last_output) *last_output = r.output;
+    }
+    return test::read_file(prog_);
+  }
+  std::string runpath_now() {
+    auto info = read_elf_info(prog_);
+    return info ? info->runpath.value_or("") : "(unreadable: " + info.error().message() + ")";
+  }
+  size_t occurrences(const Bytes& bytes, const std::string& text) {
+    size_t n = 0;
+    for (auto it = bytes.begin(); (it = std::search(it, bytes.end(), text.begin(), text.end())) != bytes.end(); ++it)
+      ++n;
+    return n;
+  }
+
+  const std::string driver_ = "/run/opengl-driver/lib";
+  const std::string compat_ = "/nix/store/00000000000000000000000000000000-cuda_compat/compat";
+  std::vector<std::string> first() const { return {"set", "--runpath", "$ORIGIN/lib"}; }
+  std::vector<std::string> driver() const { return {"driver", "--driver-dir", driver_}; }
+  std::vector<std::string> compat() const { return {"compat", "--libcuda", compat_, "--driver-dir", driver_}; }
+  std::string final_runpath() const { return compat_ + ":" + driver_ + ":$ORIGIN/lib"; }
+
+  test::FixtureArch arch_;
+  fs::path dir_, prog_;
+  Bytes original_;
+};
+
+TEST_F(InTableChain, EitherOrderAndOneEditGiveTheSameBytesWithNoDeadRunpath) {
+  std::string plan;
+  after({first(), driver(), {"set", "--dry-run", "--runpath", final_runpath()}}, &plan);
+  EXPECT_NE(plan.find("staged through an interim place"), std::string::npos)
+      << "the compat step's runpath does not overlap the driver step's: the staging goes untested\n"
+      << plan;
+  Bytes driver_then_compat = after({first(), driver(), compat()});
+  EXPECT_EQ(runpath_now(), final_runpath());
+  EXPECT_EQ(test::run_program(arch_, prog_).output, "hello from lib\n");
+  EXPECT_EQ(occurrences(driver_then_compat, driver_), 1u) << "a dead copy of the driver step's runpath stayed";
+  EXPECT_EQ(occurrences(driver_then_compat, "/nonexistent/long/runpath"), 0u) << "the linker's runpath stayed";
+  Bytes compat_then_driver = after({first(), compat(), driver()});
+  EXPECT_TRUE(compat_then_driver == driver_then_compat) << "the hook order shows in the bytes";
+  Bytes one_edit = after({{"set", "--runpath", final_runpath()}});
+  EXPECT_TRUE(one_edit == driver_then_compat) << "the chain's bytes differ from one edit's";
+  EXPECT_EQ(one_edit.size(), original_.size()) << "the runpaths fit the table: nothing appended";
+}
+
+TEST_F(InTableChain, PowerCutAfterAnyPrefixOfTheStagedWritesLeavesBeforeOrAfter) {
+  const Bytes before = after({first(), driver()});
+  const Bytes intended = after({first(), driver(), compat()});
+  const std::string before_runpath = driver_ + ":$ORIGIN/lib";
+  EditRequest request;
+  request.runpath = set_runpath_update(final_runpath());
+  bool completed = false, interim = false;
+  for (size_t k = 0; k <= 8 && !completed; ++k) {
+    std::string context = "stopped after " + std::to_string(k) + " writes";
+    test::write_file(prog_, before);
+    EditOptions options;
+    options.in_place = true;
+    options.durability = Durability::Sync;
+    EditTestHooks crash;
+    crash.stop_after_writes = k;
+    ASSERT_TRUE(edit_elf_file_for_testing(prog_, request, options, crash)) << context;
+    std::string now = runpath_now();
+    EXPECT_TRUE(now == before_runpath || now == final_runpath()) << context << ": runpath " << now;
+    EXPECT_EQ(test::run_program(arch_, prog_).output, "hello from lib\n") << context;
+    completed = test::read_file(prog_) == intended;
+    interim = interim || (now == final_runpath() && !completed);
+  }
+  EXPECT_TRUE(completed) << "the edit never gave the chain's bytes";
+  EXPECT_TRUE(interim) << "no prefix stopped in the interim state (not staged?)";
+}
+
 }  // namespace
 }  // namespace runpatch

@@ -21,19 +21,20 @@ enum class EditStrategy {
 // The ways an edit finds room (docs/editing.md §3 names each); an edit's
 // layout is the list of those it took, in order.
 enum class LayoutStep {
-  InterpreterInPlace,         // interpreter rewritten in place
-  StringsInUnusedBytes,       // new strings in unused bytes of the string table
-  StringOverOwnBytes,         // string rewritten over its own bytes
-  HeaderFieldsInPlace,        // fixed-size fields rewritten in place
-  ResolutionCacheRemoved,     // resolution cache removed
-  ResolutionCacheInPlace,     // resolution cache rewritten in place
-  ReplacedEarlierSegment,     // the segment of an earlier edit replaced
-  ReusedNullEntry,            // a PT_NULL program header reused
-  ReusedDuplicateNote,        // the PT_NOTE that duplicates PT_GNU_PROPERTY reused
-  EvacuatedAfterTable,        // what followed the program headers moved into the new segment
-  MovedProgramHeaders,        // the program header table moved into the new segment
-  ResolutionCacheOwnSegment,  // resolution cache in a read-only segment of its own
-  ResolutionCacheSegment,     // resolution cache in the read-only segment
+  InterpreterInPlace,          // interpreter rewritten in place
+  StringsInUnusedBytes,        // new strings in unused bytes of the string table
+  StringsThroughInterimPlace,  // ... written first elsewhere, then over the bytes of the old ones
+  StringOverOwnBytes,          // string rewritten over its own bytes
+  HeaderFieldsInPlace,         // fixed-size fields rewritten in place
+  ResolutionCacheRemoved,      // resolution cache removed
+  ResolutionCacheInPlace,      // resolution cache rewritten in place
+  ReplacedEarlierSegment,      // the segment of an earlier edit replaced
+  ReusedNullEntry,             // a PT_NULL program header reused
+  ReusedDuplicateNote,         // the PT_NOTE that duplicates PT_GNU_PROPERTY reused
+  EvacuatedAfterTable,         // what followed the program headers moved into the new segment
+  MovedProgramHeaders,         // the program header table moved into the new segment
+  ResolutionCacheOwnSegment,   // resolution cache in a read-only segment of its own
+  ResolutionCacheSegment,      // resolution cache in the read-only segment
 };
 
 std::string_view layout_step_name(LayoutStep step);
