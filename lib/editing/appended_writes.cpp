@@ -76,7 +76,7 @@ class AppendedWriter {
       add_symbol_rename_writes(rename_writes_, plan, carried);
     }
     add_symbol_updates(plan, moved, with_dynamic_ ? at_.seg_vaddr + at_.rel.dynamic : in_.table.vaddr);
-    zero_strings_left_behind(plan);
+    zero_tables_left_behind(plan);
     plan.warnings = at_.warnings;
     return plan;
   }
@@ -167,24 +167,54 @@ class AppendedWriter {
     return tail;
   }
 
-  // The strings the edit replaced, zeroed in the table the dynamic section
-  // leaves (after the commit: nothing reads that table then). Not where a
-  // running process may still read it (written into the file outside a
-  // build), nor where the new segment is written over it, nor over bytes
-  // another write of the edit puts there (a table grown over evacuated strings).
-  void zero_strings_left_behind(EditPlan& plan) const {
+  // The string and dynamic tables the edit moved into the segment, zeroed
+  // where they were (after the commit: DT_STRTAB and PT_DYNAMIC point at the
+  // copies then, as patchelf overwrites the sections it replaces): no dead
+  // copy of an old runpath stays, and what an earlier edit wrote there does
+  // not show in the bytes. Only the replaced strings where another section
+  // shares the table's bytes. Not where a running process may still read the
+  // tables (written into the file outside a build), nor where the new
+  // segment is written over them, nor over bytes another write of the edit
+  // puts there (a table grown over evacuated strings).
+  void zero_tables_left_behind(EditPlan& plan) const {
     if (!with_dynamic_ || in_.options.in_place) return;
     uint64_t table = in_.table.strtab_offset, size = in_.table.strtab_size;
-    if (at_.reclaimed_from && table + size > *at_.reclaimed_from) return;
-    const std::vector<uint8_t> before = in_.copy_range(table, size);
-    std::vector<uint8_t> after = before;
-    in_.zero_replaced_strings(after);
-    for (const auto& w : plan.writes) {
-      uint64_t from = std::max(w.offset, table), to = std::min(w.offset + w.bytes.size(), table + size);
-      if (from < to)
-        std::copy(before.begin() + (from - table), before.begin() + (to - table), after.begin() + (from - table));
+    std::vector<uint8_t> strings = in_.copy_range(table, size);
+    if (shares_bytes_with_other_sections(table, size, elf::SHT_STRTAB))
+      in_.zero_replaced_strings(strings);
+    else
+      std::fill(strings.begin(), strings.end(), 0);
+    zero_left_behind(plan, table, strings, WriteKind::DynamicStrings);
+    uint64_t dynamic_size = in_.table.slots.size() * sizeof(elf::Dyn<E>);
+    bool read_by_loaders = std::any_of(view_.phdrs().begin(), view_.phdrs().end(), [&](const auto& ph) {
+      return ph.p_type == elf::PT_DYNAMIC && ph.p_offset == in_.table.offset;
+    });  // a table found through its section header only stays as patchelf's edit of it left it
+    if (read_by_loaders && !shares_bytes_with_other_sections(in_.table.offset, dynamic_size, elf::SHT_DYNAMIC))
+      zero_left_behind(plan, in_.table.offset, std::vector<uint8_t>(dynamic_size, 0), WriteKind::DynamicSection);
+  }
+
+  // Whether a section other than the table's own (of `own_type`, at `offset`) has bytes in [offset, offset + size).
+  bool shares_bytes_with_other_sections(uint64_t offset, uint64_t size, uint32_t own_type) const {
+    for (const auto& sh : view_.shdrs()) {
+      if (sh.sh_type == elf::SHT_NOBITS || sh.sh_size == 0) continue;
+      if (sh.sh_type == own_type && sh.sh_offset == offset) continue;  // the table itself
+      if (sh.sh_offset < offset + size && offset < uint64_t(sh.sh_offset) + sh.sh_size) return true;
     }
-    for (size_t at = 0; at < size;) {  // one write per run of zeroed bytes
+    return false;
+  }
+
+  // `after` (the bytes at `offset` as they are to be left) as Cleanup writes of
+  // the bytes that change, except where the new segment or another write lies.
+  void zero_left_behind(EditPlan& plan, uint64_t offset, std::vector<uint8_t> after, WriteKind kind) const {
+    uint64_t size = after.size();
+    if (at_.reclaimed_from && offset + size > *at_.reclaimed_from) return;
+    const std::vector<uint8_t> before = in_.copy_range(offset, size);
+    for (const auto& w : plan.writes) {
+      uint64_t from = std::max(w.offset, offset), to = std::min(w.offset + w.bytes.size(), offset + size);
+      if (from < to)
+        std::copy(before.begin() + (from - offset), before.begin() + (to - offset), after.begin() + (from - offset));
+    }
+    for (size_t at = 0; at < size;) {  // one write per run of changed bytes
       if (after[at] == before[at]) {
         ++at;
         continue;
@@ -192,7 +222,8 @@ class AppendedWriter {
       size_t end = at;
       while (end < size && after[end] != before[end]) ++end;
       plan.writes.push_back(
-          {WritePhase::Cleanup, table + at, std::vector<uint8_t>(end - at, 0), WriteKind::DynamicStrings});
+          {WritePhase::Cleanup, offset + at,
+           std::vector<uint8_t>(after.begin() + std::ptrdiff_t(at), after.begin() + std::ptrdiff_t(end)), kind});
       at = end;
     }
   }

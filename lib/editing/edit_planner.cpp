@@ -104,7 +104,7 @@ class InPlacePlanner {
   // give them: in the bytes nothing but the replaced strings covers, so the
   // bytes depend on the final content only, whichever edits led there (the
   // driver and compat hooks in either order, or the one-pass hook). Where
-  // that place overlaps a string the file references now, the strings go
+  // writing there would change a byte the file references now, the strings go
   // first to an interim place, the entries switch there, then to their own
   // place, and the entries switch again. Not where a process may still read
   // the old strings; staged only when the entries alone change (the writes of
@@ -116,7 +116,7 @@ class InPlacePlanner {
     auto own = placer.in_unused_bytes(use.survives);
     if (!own) return std::nullopt;
     std::vector<ByteRange> own_ranges = ranges_of(own->offsets);
-    if (!overlaps(own_ranges, use.now)) {
+    if (!changes_bytes_in(use.now, original_strtab, own->strtab)) {  // a prepended runpath ends where the old one did
       add_string_writes(plan, WritePhase::Prepare, original_strtab, own->strtab);
       add_dynamic_write(plan, own->model, WritePhase::Commit);
       return own;
@@ -126,18 +126,29 @@ class InPlacePlanner {
     if (!only_entries) return std::nullopt;
     std::vector<ByteRange> avoided = use.now;
     avoided.insert(avoided.end(), own_ranges.begin(), own_ranges.end());
-    auto interim = placer.in_unused_bytes(avoided);
-    if (!interim) return std::nullopt;
-    add_staged_writes(plan, use, original_strtab, *interim, *own);
+    if (auto interim = placer.in_unused_bytes(avoided)) {
+      add_staged_writes(plan, use, original_strtab, *interim, *own, WritePhase::Prepare);
+      return own;
+    }
+    // No unused bytes for it: the interim place is the old string's own (its write commits), clear of the final place.
+    auto interim = placer.over_own_bytes(use.survives, StringPlacer<E>::OldTail::Kept);
+    if (!interim || overlaps(ranges_of(interim->offsets), own_ranges)) return std::nullopt;
+    add_staged_writes(plan, use, original_strtab, *interim, *own, WritePhase::Commit);
     return own;
   }
 
-  // Prepare: the interim strings; Commit: the entries to them; Cleanup: the
+  static bool overlaps(const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
+    return std::any_of(a.begin(), a.end(), [&](const ByteRange& x) {
+      return std::any_of(b.begin(), b.end(), [&](const ByteRange& y) { return x.begin < y.end && y.begin < x.end; });
+    });
+  }
+
+  // Prepare: the interim strings (or Commit: over the old one); Commit: the entries to them; Cleanup: the
   // old strings zeroed, the strings in their own place; Switch: the entries
   // there; Settle: the interim strings zeroed. A crash leaves the file before,
   // at the interim state (the new runpath) or after.
   void add_staged_writes(EditPlan& plan, const StringUse& use, const std::vector<uint8_t>& original_strtab,
-                         const PlacedStrings& interim, const PlacedStrings& own) const {
+                         const PlacedStrings& interim, const PlacedStrings& own, WritePhase interim_strings) const {
     std::vector<ByteRange> live = use.survives;
     for (const auto& r : ranges_of(own.offsets)) live.push_back(r);
     std::vector<uint8_t> final_strtab = without_old_strings(own.strtab, live);
@@ -145,8 +156,8 @@ class InPlacePlanner {
     for (const auto& r : ranges_of(interim.offsets))
       std::copy(interim.strtab.begin() + std::ptrdiff_t(r.begin), interim.strtab.begin() + std::ptrdiff_t(r.end),
                 final_with_interim.begin() + std::ptrdiff_t(r.begin));
-    add_string_writes(plan, WritePhase::Prepare, original_strtab, interim.strtab);
-    add_dynamic_write(plan, interim.model, WritePhase::Commit);
+    add_string_writes(plan, interim_strings, original_strtab, interim.strtab);
+    add_dynamic_write(plan, interim.model, WritePhase::Commit);  // none when the string took its old place
     add_string_writes(plan, WritePhase::Cleanup, interim.strtab, final_with_interim);
     add_dynamic_write(plan, own.model, WritePhase::Switch, interim.model);
     add_string_writes(plan, WritePhase::Settle, final_with_interim, final_strtab);
@@ -158,9 +169,14 @@ class InPlacePlanner {
     return ranges;
   }
 
-  static bool overlaps(const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
-    return std::any_of(a.begin(), a.end(), [&](const ByteRange& x) {
-      return std::any_of(b.begin(), b.end(), [&](const ByteRange& y) { return x.begin < y.end && y.begin < x.end; });
+  // Whether `after` differs from `before` inside any of `ranges` (what the file references now).
+  static bool changes_bytes_in(const std::vector<ByteRange>& ranges, const std::vector<uint8_t>& before,
+                               const std::vector<uint8_t>& after) {
+    return std::any_of(ranges.begin(), ranges.end(), [&](const ByteRange& r) {
+      uint64_t end = std::min<uint64_t>(r.end, before.size());
+      return r.begin < end &&
+             !std::equal(before.begin() + std::ptrdiff_t(r.begin), before.begin() + std::ptrdiff_t(end),
+                         after.begin() + std::ptrdiff_t(r.begin));
     });
   }
 

@@ -50,19 +50,26 @@ std::optional<size_t> StringPlacer<E>::single_changed_entry() const {
 }
 
 template <class E>
-std::optional<PlacedStrings> StringPlacer<E>::over_own_bytes(const std::vector<ByteRange>& survives) const {
+std::optional<PlacedStrings> StringPlacer<E>::over_own_bytes(const std::vector<ByteRange>& survives,
+                                                             OldTail old_tail) const {
   auto single = single_changed_entry();
   if (!single) return std::nullopt;
+  if (old_tail == OldTail::Kept && placed_tag_changes(*single)) return std::nullopt;
   PlacedStrings placed{in_.model, in_.copy_range(in_.table.strtab_offset, in_.table.strtab_size), {}};
   auto& entry = placed.model.entries[*single];
   uint64_t at = in_.original.entries[*single].value;
   StringSpace reusable(in_.table.strtab_size, survives);
   if (!reusable.claim(at, entry.text->size() + 1)) return std::nullopt;
-  in_.zero_replaced_strings(placed.strtab);  // a shorter string leaves no tail of the old one
+  if (old_tail == OldTail::Zeroed) in_.zero_replaced_strings(placed.strtab);  // no tail of the old string stays
   std::memcpy(placed.strtab.data() + at, entry.text->c_str(), entry.text->size() + 1);
   entry.value = at;
   placed.offsets[*entry.text] = at;
   return placed;
+}
+
+template <class E>
+bool StringPlacer<E>::placed_tag_changes(size_t entry) const {
+  return in_.model.entries[entry].tag != in_.original.entries[entry].tag;
 }
 
 template <class E>

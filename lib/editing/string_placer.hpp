@@ -26,8 +26,12 @@ class StringPlacer {
   std::optional<PlacedStrings> in_unused_bytes(const std::vector<ByteRange>& used_now) const;
 
   // The one changed entry's string over its own bytes (and free bytes after
-  // them, none of `survives`): nullopt unless the edit is exactly that.
-  std::optional<PlacedStrings> over_own_bytes(const std::vector<ByteRange>& survives) const;
+  // them, none of `survives`): nullopt unless the edit is exactly that. The
+  // rest of a longer old string zeroed, or kept as it was (the string then
+  // is one short write: an interim place, edit_planner.cpp; its tag must stay).
+  enum class OldTail { Zeroed, Kept };
+  std::optional<PlacedStrings> over_own_bytes(const std::vector<ByteRange>& survives,
+                                              OldTail old_tail = OldTail::Zeroed) const;
 
   // A copy of the first kept_size bytes of the table with every changed
   // string appended (runpaths last, so that a later edit can grow them into
@@ -36,6 +40,7 @@ class StringPlacer {
 
  private:
   std::optional<size_t> single_changed_entry() const;
+  bool placed_tag_changes(size_t entry) const;
 
   const PlanInputs<E>& in_;
 };

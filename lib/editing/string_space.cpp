@@ -16,13 +16,16 @@ StringSpace::StringSpace(uint64_t table_size, std::vector<ByteRange> used) {
 }
 
 std::optional<uint64_t> StringSpace::allocate(uint64_t len) {
-  // Best fit keeps large runs (our own slack) for later, longer strings.
+  // Best fit keeps large runs (our own slack) for later, longer strings. The
+  // end of the run: a runpath that a later edit prepends to (the driver, a
+  // compat directory) then ends where it ended, its old bytes unchanged, so
+  // that edit is one write, where one edit of the original puts it too.
   auto best = free_.end();
   for (auto it = free_.begin(); it != free_.end(); ++it)
     if (it->end - it->begin >= len && (best == free_.end() || it->end - it->begin < best->end - best->begin)) best = it;
   if (best == free_.end()) return std::nullopt;
-  uint64_t at = best->begin;
-  best->begin += len;
+  best->end -= len;
+  uint64_t at = best->end;
   if (best->begin == best->end) free_.erase(best);
   return at;
 }

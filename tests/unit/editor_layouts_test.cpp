@@ -156,7 +156,8 @@ std::vector<LayoutCase> linker_shaped_cases() {
                       nullptr,
                       [](EditRequest& r) { r.runpath = set_runpath_update("/short"); },
                       false,
-                      {LayoutStep::StringOverOwnBytes},
+                      // Where one edit puts it (the end of the old one's bytes), through its old place.
+                      {LayoutStep::StringsInUnusedBytes, LayoutStep::StringsThroughInterimPlace},
                       "/short"};
   in_place.image = shaped({.interpreter = true, .build_id = true});
   // Rule 4 in a copy: the symbol tables after the table move
@@ -231,7 +232,7 @@ std::vector<LayoutCase> layout_cases() {
        keep,
        [](EditRequest& r) { r.runpath = set_runpath_update("/short"); },
        false,
-       {LayoutStep::StringOverOwnBytes},
+       {LayoutStep::StringsInUnusedBytes, LayoutStep::StringsThroughInterimPlace},
        "/short"},
       {"header-fields",
        library,

@@ -72,19 +72,27 @@ TEST(StringSpace, FullTableRefusesEveryAllocationAndClaim) {
   EXPECT_FALSE(space.claim(11, 1));
 }
 
-TEST(StringSpace, AllocateTakesTheFrontOfARunAndShrinksIt) {
+TEST(StringSpace, AllocateTakesTheEndOfARunAndShrinksIt) {
+  // The end: a runpath a later edit prepends to then ends where it ended (one write).
   StringSpace space(10, {});
-  EXPECT_EQ(space.allocate(4), 1u);
-  EXPECT_EQ(space.allocate(3), 5u);
-  EXPECT_EQ(free_offsets(space, 12), range(8, 10));
+  EXPECT_EQ(space.allocate(4), 6u);
+  EXPECT_EQ(space.allocate(3), 3u);
+  EXPECT_EQ(free_offsets(space, 12), range(1, 3));
+}
+
+TEST(StringSpace, ALongerStringInTheSameRunEndsWhereTheShorterOneEnded) {
+  // The two placements a chain of edits makes (old runpath, then one prepended to it).
+  StringSpace before(40, {{20, 25}}), after(40, {{20, 25}});
+  uint64_t old_at = *before.allocate(6), new_at = *after.allocate(13);
+  EXPECT_EQ(old_at + 6, new_at + 13);
 }
 
 TEST(StringSpace, AllocationsAreNotAligned) {
   // Strings need no alignment: an odd free offset is handed out as it is.
   StringSpace space(16, {{1, 4}});
-  EXPECT_EQ(space.allocate(5), 4u);
-  EXPECT_EQ(space.allocate(1), 9u);
-  EXPECT_EQ(space.allocate(3), 10u);
+  EXPECT_EQ(space.allocate(5), 11u);
+  EXPECT_EQ(space.allocate(1), 10u);
+  EXPECT_EQ(space.allocate(3), 7u);
 }
 
 TEST(StringSpace, ExactFitUsesTheWholeRunAndTheNextRequestFails) {
@@ -104,9 +112,9 @@ TEST(StringSpace, BestFitLeavesTheLargestRunForLaterStrings) {
   // Free runs: [1,20) of 19 bytes, [25,29) of 4, [30,33) of 3.
   StringSpace space(33, {{20, 25}, {29, 30}});
   EXPECT_EQ(space.allocate(3), 30u);  // the 3-byte run fits exactly
-  EXPECT_EQ(space.allocate(3), 25u);  // then the 4-byte run, not the 19-byte one
-  EXPECT_EQ(space.allocate(10), 1u);
-  EXPECT_EQ(free_offsets(space, 34), concat(range(11, 20), Offsets{28}));
+  EXPECT_EQ(space.allocate(3), 26u);  // then the 4-byte run, not the 19-byte one
+  EXPECT_EQ(space.allocate(10), 10u);
+  EXPECT_EQ(free_offsets(space, 34), concat(range(1, 10), Offsets{25}));
 }
 
 TEST(StringSpace, EqualRunsAreTakenInTableOrder) {
@@ -150,8 +158,8 @@ TEST(StringSpace, ClaimedBytesAreNeitherClaimedAgainNorAllocated) {
 
 TEST(StringSpace, AllocatedBytesCannotBeClaimed) {
   StringSpace space(10, {});
-  ASSERT_EQ(space.allocate(4), 1u);
-  EXPECT_FALSE(space.claim(2, 1));
+  ASSERT_EQ(space.allocate(4), 6u);
+  EXPECT_FALSE(space.claim(7, 1));
   EXPECT_TRUE(space.claim(5, 1));
 }
 
