@@ -314,6 +314,13 @@ std::optional<EditPlan> rebuilt_earlier_tail(const PlanInputs<E>& in) {
 // a segment appended to the file.
 template <class E>
 Expected<EditPlan> plan_dynamic(const PlanInputs<E>& in) {
+  // A longer interpreter alone moves only itself: the dynamic tables stay
+  // where the linker put them (patchelf 0.14 edits a program later by what
+  // lies before .dynstr; with .dynstr moved away it wrote .dynamic into the
+  // read-only first page, and the loader crashed writing DT_DEBUG there).
+  bool entries_change = in.model.any_changed(in.original) || !in.version_need_renames.empty() || !in.renamer.empty();
+  if (in.interp.needs_room && !in.stack_entry_wanted && !entries_change)
+    return plan_appended_segment<E>(in, /*with_dynamic=*/false);
   if (in.interp.needs_room || in.stack_entry_wanted) return plan_appended_segment<E>(in, /*with_dynamic=*/true);
   RUNPATCH_TRY(auto in_place, InPlacePlanner<E>(in).plan_tables());
   // Several writes in place (the interpreter and the dynamic section) cannot commit as one.

@@ -155,6 +155,39 @@ std::string readelf_dynsym(const fs::path& file, const std::string& name) {
 }
 
 // Error paths that Debian's patchelf also has: same exit status, same message.
+// A longer interpreter moves only itself: Debian's patchelf 0.14.3 then edits
+// the program as it edits a linker's output. (With .dynstr and .dynamic moved
+// too, it wrote .dynamic into the read-only first page without a shift and the
+// program crashed in the loader's DT_DEBUG write: exit 139.)
+TEST_F(PatchelfCompat, PatchelfEditsAProgramAfterOurLongerInterpreter) {
+  auto host = test::fixture_arches().at(0);
+  if (host.name != "x86_64") GTEST_SKIP() << "the interpreter path below is x86-64's";
+  fs::path dir = test::scratch_dir("patchelf_after_interpreter");
+  fs::create_directories(dir / "lib");
+  fs::copy_file(host.dir / "lib/libgreet.so", dir / "lib/libgreet.so");
+  const std::string longer = "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2";
+  const std::string long_rpath = "$ORIGIN/lib:/some/long/path/" + std::string(200, 'x');
+  // (Both in one run is 0.14.3's own failure on a linker's output too: the runpath reads "libm.so.6".)
+  std::vector<std::vector<std::string>> later = {{"--set-rpath", long_rpath}, {"--add-needed", "libm.so.6"}};
+  int n = 0;
+  for (const auto& edit : later) {
+    fs::path file = dir / ("prog-" + std::to_string(n++));
+    fs::copy_file(host.dir / "prog-nopie", file);
+    auto ours = run_command({kOurs, "--set-interpreter", longer, file.string()}, true);
+    ASSERT_EQ(ours.exit_code, 0) << ours.output;
+    auto info = read_elf_info(file);
+    ASSERT_TRUE(info);
+    std::vector<std::string> theirs = {"patchelf"};
+    theirs.insert(theirs.end(), edit.begin(), edit.end());
+    theirs.push_back(file.string());
+    auto r = run_command(theirs, true);
+    ASSERT_EQ(r.exit_code, 0) << fmt::format("{}: {}", fmt::join(edit, " "), r.output);
+    auto ran = run_command({file.string()}, true);
+    EXPECT_EQ(ran.exit_code, 0) << fmt::format("after patchelf {}: {}", fmt::join(edit, " "), ran.output);
+    EXPECT_EQ(ran.output, "hello from lib\n") << fmt::format("{}", fmt::join(edit, " "));
+  }
+}
+
 TEST_F(PatchelfCompat, ErrorPathsMatchPatchelf) {
   auto host = test::fixture_arches().at(0);
   fs::path dir = test::scratch_dir("patchelf_errors");
