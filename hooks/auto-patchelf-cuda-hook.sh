@@ -6,7 +6,7 @@
 # (--driver-dir, --libcuda, --forbid "$NIX_BUILD_TOP/"), so each file is
 # resolved and given its final runpath in one write, and takes the two hooks'
 # own passes off postFixupHooks. The runpaths are the chain's; so are the
-# bytes wherever the edits append a segment (docs/policies.md, "One pass").
+# bytes (docs/policies.md, "One pass").
 # Variables: driverLink (default /run/opengl-driver), cudaCompatLibcudaDir
 # (Nixpkgs' @libcudaPath@; unset: no compat layer).
 echo "Sourcing auto-patchelf-cuda-hook"
