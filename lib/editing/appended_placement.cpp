@@ -135,7 +135,8 @@ Status keep_first_load_delta(const PlanInputs<E>& in, Placement& placement, cons
 template <class E>
 PlacedStrings appended_strings(const PlanInputs<E>& in, bool with_dynamic) {
   if (!with_dynamic) return {in.model, {}, {}};
-  return StringPlacer<E>(in).in_extended_table(kept_strings_size(in));
+  uint64_t kept = in.options.mark_replaced_runpath ? in.table.strtab_size : kept_strings_size(in);
+  return StringPlacer<E>(in).in_extended_table(kept);
 }
 
 // vaddr ≡ offset (mod page), above every segment: no padding in the file.

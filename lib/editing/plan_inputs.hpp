@@ -112,13 +112,19 @@ struct PlanInputs {
   // dead copy of an old runpath stays, so the bytes depend on the final
   // content only, whichever edits led there, and a Nix output keeps no
   // reference to a store path it no longer names.
-  void zero_replaced_strings(std::vector<uint8_t>& strings) const {
+  // `runpath_mark`: the byte a replaced runpath's text is overwritten with
+  // instead (patchelf's 'X'; its NUL stays).
+  void zero_replaced_strings(std::vector<uint8_t>& strings, uint8_t runpath_mark = 0) const {
     auto live = symbol_string_refs();
     if (!live) return;  // cannot tell what is referenced: zero nothing
     add_unchanged_entry_refs(*live);
     StringSpace unreferenced(strings.size(), std::move(*live));
-    for (const auto& e : original.entries)
-      if (e.text) unreferenced.zero_free_bytes(strings, {e.value, e.value + e.text->size() + 1});
+    for (const auto& e : original.entries) {
+      if (!e.text) continue;
+      bool marked = runpath_mark != 0 && DynamicModel::is_runpath_entry(e);
+      unreferenced.zero_free_bytes(strings, {e.value, e.value + e.text->size() + (marked ? 0 : 1)},
+                                   marked ? runpath_mark : 0);
+    }
   }
 };
 

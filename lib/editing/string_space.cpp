@@ -45,10 +45,10 @@ bool StringSpace::claim(uint64_t at, uint64_t len) {
   return false;
 }
 
-void StringSpace::zero_free_bytes(std::vector<uint8_t>& table, ByteRange within) const {
+void StringSpace::zero_free_bytes(std::vector<uint8_t>& table, ByteRange within, uint8_t fill) const {
   for (const auto& r : free_) {
     uint64_t from = std::max(r.begin, within.begin), to = std::min({r.end, within.end, uint64_t(table.size())});
-    if (from < to) std::fill(table.begin() + from, table.begin() + to, 0);
+    if (from < to) std::fill(table.begin() + from, table.begin() + to, fill);
   }
 }
 

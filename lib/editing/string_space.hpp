@@ -20,8 +20,8 @@ class StringSpace {
   // Reserves [at, at+len) if all of it is free.
   bool claim(uint64_t at, uint64_t len);
 
-  // Zeroes the free bytes of `within` in `table` (bytes past its end are left).
-  void zero_free_bytes(std::vector<uint8_t>& table, ByteRange within) const;
+  // Zeroes (or sets to `fill`) the free bytes of `within` in `table` (bytes past its end are left).
+  void zero_free_bytes(std::vector<uint8_t>& table, ByteRange within, uint8_t fill = 0) const;
 
  private:
   std::vector<ByteRange> free_;  // sorted, disjoint

@@ -188,6 +188,34 @@ TEST_F(PatchelfCompat, PatchelfEditsAProgramAfterOurLongerInterpreter) {
   }
 }
 
+// patchelf marks a runpath it replaces in a moved string table with 'X's
+// (its suite's shared-rpath test counts them); runpatch-patchelf does too.
+// runpatch set zeroes it instead (its bytes depend on the final content only).
+// Neither leaves the old text.
+TEST_F(PatchelfCompat, AReplacedRunpathIsMarkedWithXsAsPatchelfMarksIt) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_x_mark");
+  const std::string longer = "/a/runpath/longer/than/any/room/in/the/table/" + std::string(200, 'r');
+  auto has_marked_old_runpath = [](const fs::path& file) {
+    auto bytes = test::read_file(file);
+    std::string text(bytes.begin(), bytes.end());
+    return std::make_pair(text.find(std::string(11, 'X')) != std::string::npos,
+                          text.find("$ORIGIN/lib") != std::string::npos);
+  };
+  for (const std::string& tool : {std::string("patchelf"), kOurs}) {
+    fs::path out = dir / ("by-" + fs::path(tool).filename().string() + ".so");
+    auto r = run_command({tool, "--set-rpath", longer, "--output", out.string(), (host.dir / "librunpath.so").string()},
+                         true);
+    ASSERT_EQ(r.exit_code, 0) << tool << ": " << r.output;
+    EXPECT_EQ(has_marked_old_runpath(out), std::make_pair(true, false)) << tool;
+  }
+  fs::path ours = dir / "by-runpatch-set.so";
+  fs::copy_file(host.dir / "librunpath.so", ours);
+  auto r = run_command({RUNPATCH_CLI, "set", "--runpath", longer, ours.string()}, true);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(has_marked_old_runpath(ours), std::make_pair(false, false));
+}
+
 TEST_F(PatchelfCompat, ErrorPathsMatchPatchelf) {
   auto host = test::fixture_arches().at(0);
   fs::path dir = test::scratch_dir("patchelf_errors");

@@ -173,6 +173,7 @@ Status edit_file(const Arguments& args, const ElfInfo& info, const std::string& 
   options.page_size = args.page_size;
   options.atomic_copy = args.atomic_copy;
   options.dynamic_source = DynamicSource::SegmentOrSection;
+  options.mark_replaced_runpath = true;  // patchelf's X's (its suite's shared-rpath test looks for them)
   auto outcome = edit_elf_file(file, request, options);
   if (!outcome) return fail(outcome.error());
   // patchelf's words: no "patchelf: " before these.

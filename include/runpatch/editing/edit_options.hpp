@@ -54,6 +54,12 @@ struct EditOptions {
   // Where the dynamic table is read: patchelf's front end also edits a file
   // without PT_DYNAMIC through its `.dynamic` section (reading/elf_info.hpp).
   DynamicSource dynamic_source = DynamicSource::Segment;
+  // patchelf's mark of a replaced runpath (runpatch-patchelf): where the
+  // dynamic strings move into a new segment, the copy keeps the whole old
+  // table with the replaced runpath's bytes overwritten by 'X' (no store path
+  // stays either way). Off, the copy ends at the last string still referenced
+  // and replaced strings are zeroed, so the bytes depend on the final content only.
+  bool mark_replaced_runpath = false;
 };
 
 }  // namespace runpatch
