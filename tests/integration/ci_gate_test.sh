@@ -94,6 +94,11 @@ expect_eq "probes: trace --fail-on failed passes" "$(status_of "$runpatch" trace
 expect_eq "probes: the trace's JSON parses, no duplicate key" "$(yes_if json_ok probe.json)" yes
 expect_eq "probes: the failed names are reported as probes" "$(yes_if grep -q '"probe"' probe.json)" yes
 
+# A report that cannot be written is a usage error (exit 2) in check and in trace alike.
+expect_eq "check: an unwritable --junit exits 2" \
+  "$(status_of "$runpatch" check --ignore-environment --junit /nonexistent/dir/j.xml probe)" 2
+expect_eq "trace: an unwritable -o exits 2" "$(status_of "$runpatch" trace -o /nonexistent/dir/t.txt -- true)" 2
+
 # 4. A self-test that fails, under trace --fail-on: the pipeline must fail too.
 expect_eq "a failing command under trace --fail-on fails" \
   "$(yes_if test "$(status_of "$runpatch" trace --fail-on failed -- sh -c 'exit 3')" -ne 0)" yes

@@ -73,14 +73,8 @@ Command add_check_command(CLI::App& root) {
             }
             std::string error;
             std::optional<OutputFile> junit, sarif;
-            if (o->junit && !(junit = OutputFile::open(*o->junit, error))) {
-              log_error("{}", error);
-              return kExitUsage;
-            }
-            if (o->sarif && !(sarif = OutputFile::open(*o->sarif, error))) {
-              log_error("{}", error);
-              return kExitUsage;
-            }
+            if (o->junit && !(junit = OutputFile::open(*o->junit, error))) return report_unwritable(error);
+            if (o->sarif && !(sarif = OutputFile::open(*o->sarif, error))) return report_unwritable(error);
             std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
             Progress progress("check", verbosity().quiet);
             options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
@@ -96,10 +90,7 @@ Command add_check_command(CLI::App& root) {
             bool written = !junit || junit->write_and_close(check_junit(report, fail_on), error);
             written = written && (!sarif || sarif->write_and_close(
                                                 json_text(check_sarif(report, RUNPATCH_VERSION)) + "\n", error));
-            if (!written) {
-              log_error("{}", error);
-              return kExitUsage;
-            }
+            if (!written) return report_unwritable(error);
             return report.any_at_least(fail_on) ? kExitProblem : kExitOk;
           }};
 }

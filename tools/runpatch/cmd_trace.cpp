@@ -195,10 +195,7 @@ namespace {
 int run_trace(const TraceOptions& o) {
   std::string error;
   std::optional<OutputFile> out;
-  if (!o.output.empty() && !(out = OutputFile::open(o.output, error))) {
-    log_error("{}", error);
-    return kExitProblem;
-  }
+  if (!o.output.empty() && !(out = OutputFile::open(o.output, error))) return report_unwritable(error);
   auto run = trace_command(o.command);
   if (!run) {
     log_error("cannot trace: {}", run.error().message());
@@ -210,10 +207,7 @@ int run_trace(const TraceOptions& o) {
   std::string report =
       o.json ? json_text(trace_json(o.command, *run, analysis)) + "\n" : trace_text(o.command, *run, analysis);
   if (out) {
-    if (!out->write_and_close(report, error)) {
-      log_error("{}", error);
-      return kExitProblem;
-    }
+    if (!out->write_and_close(report, error)) return report_unwritable(error);
   } else {
     fmt::print("{}", report);
   }

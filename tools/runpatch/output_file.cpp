@@ -1,5 +1,8 @@
 #include "output_file.hpp"
 
+#include "../common/exit_codes.hpp"
+#include "../common/log.hpp"
+
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <unistd.h>
@@ -17,6 +20,11 @@ std::string cannot_write(const std::string& path, int err) {
 }
 
 }  // namespace
+
+int report_unwritable(const std::string& error) {
+  log_error("{}", error);
+  return kExitUsage;
+}
 
 std::optional<OutputFile> OutputFile::open(const std::string& path, std::string& error) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);

@@ -1,4 +1,4 @@
-// A report file named on the command line (check --junit, --sarif). It is
+// A report file named on the command line (check --junit, --sarif, trace -o). It is
 // opened before the work, so that a path that cannot be written is refused at
 // once rather than after minutes of checking, and every write and the close
 // are checked, so that a report is never lost without a word.
@@ -9,6 +9,10 @@
 #include <string_view>
 
 namespace runpatch::cli {
+
+// A report that cannot be written (opened or completed) is an error in what
+// the command line asks: it logs the reason and is exit 2, in every command.
+int report_unwritable(const std::string& error);
 
 class OutputFile {
  public:
