@@ -16,7 +16,7 @@ _runpatch() {
     tree) opts="--json --stats --use-ldcache --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     why) opts="--search --json --use-ldcache --root --ld-library-path --ld-so-cache --ignore-environment" ;;
     driver) opts="--driver-dir --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
-    compat) opts="--libcuda --driver-dir --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
+    compat) opts="--libcuda --driver-dir --with-driver --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     apply) opts="--policy --dry-run --in-place --atomic-copy --ldcache --remove-ldcache --verbose --force-rpath --forbid --jobs" ;;
     auto-patchelf) opts="--paths --libs --runtime-dependencies --append-rpaths --ignore-missing --no-recurse --keep-libc --ignore-existing --origin --interpreter --dry-run --in-place --ldcache --remove-ldcache --extra-args" ;;
     doctor) opts="--json --run --proc-root --root --ld-library-path --ld-so-cache --ignore-environment" ;;

@@ -20,9 +20,17 @@ addCudaCompatRunpath() {
       return 1
       ;;
   esac
+  # With the driver hook in the same fixup, this edit puts the driver
+  # directory behind compat too: the runpath is then final after whichever
+  # hook runs first, the other's edit changes nothing, and the bytes are
+  # those of one edit in either hook order.
+  local withDriver=
+  case " ${postFixupHooks[*]} " in
+    *" addDriverRunpath "*) withDriver=--with-driver ;;
+  esac
   # --in-place: as in add-driver-runpath.sh, a failed build discards its outputs.
   "${RUNPATCH:-runpatch}" compat --in-place --libcuda "$libcudaDir" \
-    --driver-dir "${driverLink:-/run/opengl-driver}/lib" \
+    --driver-dir "${driverLink:-/run/opengl-driver}/lib" $withDriver \
     ${NIX_BUILD_TOP:+--forbid "$NIX_BUILD_TOP/"} -- "$@"
 }
 

@@ -64,6 +64,20 @@ for order in driver-first compat-first; do
   expect_eq "$order: running the hooks again changes nothing" "$(cd "$root" && find out lib -type f -exec md5sum {} + | sort)" "$before"
 done
 
+# With both hooks in the fixup, the compat hook's edit already puts the
+# driver directory behind compat (--with-driver), so the driver hook after it
+# has nothing to change; alone, the compat hook adds only its own directory.
+root=$scratch/compat-then-driver-edits
+make_package "$root"
+log=$(run_fixup_logged "$root" auto-add-cuda-compat-runpath.sh auto-add-driver-runpath-hook.sh)
+expect_eq "compat first: the driver hook's pass edits nothing" \
+  "$(grep -c 'driver: 0 edited' <<<"$log")" 1
+root=$scratch/compat-alone
+make_package "$root"
+run_fixup "$root" auto-add-cuda-compat-runpath.sh
+expect_eq "the compat hook alone adds no driver directory" \
+  "$(runpath_of "$root/lib/lib/libcudart.so.13")" "$root/store/aaa-cuda_compat-12.8/compat"
+
 root=$scratch/driver-only
 make_package "$root"
 run_fixup "$root" auto-add-driver-runpath-hook.sh

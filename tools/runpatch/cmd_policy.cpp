@@ -111,6 +111,7 @@ Command add_compat_command(CLI::App& root) {
   struct Options : PolicyCommandOptions {
     std::vector<std::string> libcuda_dirs;
     std::vector<std::string> driver_dirs{kDefaultDriverDir};
+    bool with_driver = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = root.add_subcommand("compat", "Put cuda_compat's libcuda directory first in every runpath");
@@ -118,12 +119,16 @@ Command add_compat_command(CLI::App& root) {
   repeatable(app->add_option("--libcuda", o->libcuda_dirs, "Directory holding cuda_compat's libcuda.so.1"))->required();
   repeatable(app->add_option("--driver-dir", o->driver_dirs, "Driver directory to keep behind it"))
       ->capture_default_str();
+  app->add_flag("--with-driver", o->with_driver,
+                "Also add the driver directory behind it where it is missing (the driver hook's edit, in the same "
+                "write: hooks/auto-add-cuda-compat-runpath.sh passes it when that hook runs too)");
   return {app, [o] {
             for (const auto& dir : o->libcuda_dirs)
               if (!usable_compat_dir(dir)) return kExitUsage;
             RunpathPolicy policy;
             policy.compat_dirs = o->libcuda_dirs;
             policy.driver_dirs = o->driver_dirs;
+            policy.driver = o->with_driver;
             return run_policy("compat", policy, *o);
           }};
 }
