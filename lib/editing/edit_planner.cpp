@@ -41,7 +41,7 @@ class InPlacePlanner {
     } else if ((placed = in_own_place(plan, *use, original_strtab))) {
       // (a) New strings where one edit from the original would put them.
       plan.layout = {LayoutStep::StringsInUnusedBytes};
-      if (has_settled(plan)) plan.layout.push_back(LayoutStep::StringsThroughInterimPlace);
+      if (has_phase(plan, WritePhase::Settle)) plan.layout.push_back(LayoutStep::StringsThroughInterimPlace);
     } else if ((placed = placer.in_unused_bytes(use->now))) {
       // (a') New strings into bytes nothing references now; the dynamic table write commits.
       plan.layout = {LayoutStep::StringsInUnusedBytes};
@@ -59,7 +59,7 @@ class InPlacePlanner {
     if (in_.interp.changed) plan.writes.push_back(interpreter_write(in_, WritePhase::Commit));
     add_version_need_writes(in_, placed->offsets, plan);
     add_symbol_rename_writes(in_.renamer.writes(in_.view, placed->offsets), plan);
-    if (!has_settled(plan)) add_cleanup(plan, placed->model, *use, placed->strtab);
+    if (!has_phase(plan, WritePhase::Settle)) add_cleanup(plan, placed->model, *use, placed->strtab);
     return std::optional<EditPlan>(std::move(plan));
   }
 
@@ -178,11 +178,6 @@ class InPlacePlanner {
              !std::equal(before.begin() + std::ptrdiff_t(r.begin), before.begin() + std::ptrdiff_t(end),
                          after.begin() + std::ptrdiff_t(r.begin));
     });
-  }
-
-  static bool has_settled(const EditPlan& plan) {
-    return std::any_of(plan.writes.begin(), plan.writes.end(),
-                       [](const PlannedWrite& w) { return w.phase == WritePhase::Settle; });
   }
 
   std::optional<StringUse> string_use() const {

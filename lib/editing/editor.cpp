@@ -69,7 +69,7 @@ Expected<Planned> plan_edit(const Source& source, const EditRequest& request, co
   spoil_plan_for_testing(p.plan, hooks);
   RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, outcome.before, request, p.plan));
   // Strings moved to their own place through an interim one: what a crash there leaves is verified too.
-  if (std::any_of(p.plan.writes.begin(), p.plan.writes.end(), [](auto& w) { return w.phase == WritePhase::Switch; }))
+  if (has_phase(p.plan, WritePhase::Switch))
     RUNPATCH_CHECK(verify_edit_plan(bytes, source.path, outcome.before, request, interim_of_staged(p.plan)));
   outcome.strategy = p.plan.strategy;
   outcome.layout = p.plan.layout;

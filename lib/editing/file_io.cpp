@@ -128,10 +128,6 @@ Status prepare(IntoFileState& s) {
   return error;
 }
 
-bool has_phase(const EditPlan& plan, WritePhase phase) {
-  return std::any_of(plan.writes.begin(), plan.writes.end(), [&](const PlannedWrite& w) { return w.phase == phase; });
-}
-
 uint64_t written_end(const EditPlan& plan, uint64_t old_size) {
   uint64_t end = old_size;
   for (const auto& w : plan.writes) end = std::max<uint64_t>(end, w.offset + w.bytes.size());

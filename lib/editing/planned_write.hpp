@@ -2,6 +2,7 @@
 // file is valid (old or new) between any two writes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -71,6 +72,11 @@ inline constexpr uint64_t kAtomicSector = 512;
 // bytes at `offset`): only the span where they differ; none when equal.
 std::optional<PlannedWrite> changed_bytes_write(WritePhase phase, uint64_t offset, const std::vector<uint8_t>& before,
                                                 const std::vector<uint8_t>& after, WriteKind kind);
+
+// Whether the plan writes anything in that phase.
+inline bool has_phase(const EditPlan& plan, WritePhase phase) {
+  return std::any_of(plan.writes.begin(), plan.writes.end(), [&](const PlannedWrite& w) { return w.phase == phase; });
+}
 
 inline bool commits_in_one_write(const EditPlan& plan) {
   const PlannedWrite* commit = nullptr;
