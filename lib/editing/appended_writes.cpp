@@ -180,7 +180,7 @@ class AppendedWriter {
     if (!with_dynamic_ || in_.options.in_place) return;
     uint64_t table = in_.table.strtab_offset, size = in_.table.strtab_size;
     std::vector<uint8_t> strings = in_.copy_range(table, size);
-    if (shares_bytes_with_other_sections(table, size, elf::SHT_STRTAB))
+    if (in_.shares_bytes_with_other_sections(table, size, elf::SHT_STRTAB))
       in_.zero_replaced_strings(strings);
     else
       std::fill(strings.begin(), strings.end(), 0);
@@ -189,18 +189,8 @@ class AppendedWriter {
     bool read_by_loaders = std::any_of(view_.phdrs().begin(), view_.phdrs().end(), [&](const auto& ph) {
       return ph.p_type == elf::PT_DYNAMIC && ph.p_offset == in_.table.offset;
     });  // a table found through its section header only stays as patchelf's edit of it left it
-    if (read_by_loaders && !shares_bytes_with_other_sections(in_.table.offset, dynamic_size, elf::SHT_DYNAMIC))
+    if (read_by_loaders && !in_.shares_bytes_with_other_sections(in_.table.offset, dynamic_size, elf::SHT_DYNAMIC))
       zero_left_behind(plan, in_.table.offset, std::vector<uint8_t>(dynamic_size, 0), WriteKind::DynamicSection);
-  }
-
-  // Whether a section other than the table's own (of `own_type`, at `offset`) has bytes in [offset, offset + size).
-  bool shares_bytes_with_other_sections(uint64_t offset, uint64_t size, uint32_t own_type) const {
-    for (const auto& sh : view_.shdrs()) {
-      if (sh.sh_type == elf::SHT_NOBITS || sh.sh_size == 0) continue;
-      if (sh.sh_type == own_type && sh.sh_offset == offset) continue;  // the table itself
-      if (sh.sh_offset < offset + size && offset < uint64_t(sh.sh_offset) + sh.sh_size) return true;
-    }
-    return false;
   }
 
   // `after` (the bytes at `offset` as they are to be left) as Cleanup writes of
@@ -214,18 +204,8 @@ class AppendedWriter {
       if (from < to)
         std::copy(before.begin() + (from - offset), before.begin() + (to - offset), after.begin() + (from - offset));
     }
-    for (size_t at = 0; at < size;) {  // one write per run of changed bytes
-      if (after[at] == before[at]) {
-        ++at;
-        continue;
-      }
-      size_t end = at;
-      while (end < size && after[end] != before[end]) ++end;
-      plan.writes.push_back(
-          {WritePhase::Cleanup, offset + at,
-           std::vector<uint8_t>(after.begin() + std::ptrdiff_t(at), after.begin() + std::ptrdiff_t(end)), kind});
-      at = end;
-    }
+    for (auto& w : changed_runs_writes(WritePhase::Cleanup, offset, before, after, kind))
+      plan.writes.push_back(std::move(w));
   }
 
   // A version-need table or renamed symbols' tables that moved take the new

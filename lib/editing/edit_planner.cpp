@@ -59,7 +59,7 @@ class InPlacePlanner {
     if (in_.interp.changed) plan.writes.push_back(interpreter_write(in_, WritePhase::Commit));
     add_version_need_writes(in_, placed->offsets, plan);
     add_symbol_rename_writes(in_.renamer.writes(in_.view, placed->offsets), plan);
-    if (!has_phase(plan, WritePhase::Settle)) add_cleanup(plan, placed->model, *use, placed->strtab);
+    if (!has_phase(plan, WritePhase::Settle)) add_cleanup(plan, *placed, *use);
     return std::optional<EditPlan>(std::move(plan));
   }
 
@@ -158,9 +158,9 @@ class InPlacePlanner {
                 final_with_interim.begin() + std::ptrdiff_t(r.begin));
     add_string_writes(plan, interim_strings, original_strtab, interim.strtab);
     add_dynamic_write(plan, interim.model, WritePhase::Commit);  // none when the string took its old place
-    add_string_writes(plan, WritePhase::Cleanup, interim.strtab, final_with_interim);
+    add_cleanup_writes(plan, WritePhase::Cleanup, interim.strtab, final_with_interim);
     add_dynamic_write(plan, own.model, WritePhase::Switch, interim.model);
-    add_string_writes(plan, WritePhase::Settle, final_with_interim, final_strtab);
+    add_cleanup_writes(plan, WritePhase::Settle, final_with_interim, final_strtab);
   }
 
   static std::vector<ByteRange> ranges_of(const StringOffsets& offsets) {
@@ -247,30 +247,32 @@ class InPlacePlanner {
                            WriteKind::DynamicSection});
   }
 
-  // After the commit, zero the old strings no one references any more — not
-  // when processes that have the file mapped may still read them.
-  void add_cleanup(EditPlan& plan, const DynamicModel& placed, const StringUse& use,
-                   const std::vector<uint8_t>& strtab) const {
-    if (in_.options.old_strings_stay) return;
+  // After the commit, zero the strings no one references any more (the
+  // replaced ones, and dead ones an earlier tool left) — not when processes
+  // that have the file mapped may still read them, nor when no string changes.
+  void add_cleanup(EditPlan& plan, const PlacedStrings& placed, const StringUse& use) const {
+    if (in_.options.old_strings_stay || !in_.strings_change()) return;
     std::vector<ByteRange> live = use.survives;
-    for (const auto& e : placed.entries)
-      if (e.text) live.push_back({e.value, e.value + e.text->size() + 1});
-    add_string_writes(plan, WritePhase::Cleanup, strtab, without_old_strings(strtab, live));
+    for (const auto& r : ranges_of(placed.offsets)) live.push_back(r);
+    add_cleanup_writes(plan, WritePhase::Cleanup, placed.strtab, without_old_strings(placed.strtab, live));
   }
 
-  // `strtab` with the bytes of the file's old entry strings that `live` does not cover zeroed.
-  std::vector<uint8_t> without_old_strings(const std::vector<uint8_t>& strtab,
-                                           const std::vector<ByteRange>& live) const {
+  // `strtab` with every byte `live` (what survives, and the new strings) does not cover zeroed.
+  std::vector<uint8_t> without_old_strings(const std::vector<uint8_t>& strtab, std::vector<ByteRange> live) const {
     std::vector<uint8_t> cleaned = strtab;
-    for (const auto& e : in_.original.entries) {
-      if (!e.text) continue;
-      for (uint64_t b = e.value; b < e.value + e.text->size() + 1 && b < cleaned.size(); ++b) {
-        bool referenced =
-            std::any_of(live.begin(), live.end(), [&](const ByteRange& r) { return b >= r.begin && b < r.end; });
-        if (!referenced) cleaned[b] = 0;
-      }
-    }
+    in_.zero_unreferenced_strings(cleaned, std::move(live));
     return cleaned;
+  }
+
+  // Writes of the runs of bytes that differ (dead strings may lie far apart
+  // in a large table); runs close together as one (a write costs more than
+  // rewriting that many bytes as they are; nothing else writes the table then).
+  void add_cleanup_writes(EditPlan& plan, WritePhase phase, const std::vector<uint8_t>& before,
+                          const std::vector<uint8_t>& after) const {
+    constexpr size_t kJoinedGap = 64;
+    for (auto& w :
+         changed_runs_writes(phase, in_.table.strtab_offset, before, after, WriteKind::DynamicStrings, kJoinedGap))
+      plan.writes.push_back(std::move(w));
   }
 
   const PlanInputs<E>& in_;

@@ -106,6 +106,40 @@ struct PlanInputs {
       if (e.text && !e.changed) into.push_back({e.value, e.value + e.text->size() + 1});
   }
 
+  // Whether the strings, entries or names the loader reads through the string table change.
+  bool strings_change() const {
+    return model.any_changed(original) || !version_need_renames.empty() || !renamer.empty();
+  }
+
+  // Whether a section other than the table's own (of `own_type`, at `offset`) has bytes in [offset, offset + size).
+  bool shares_bytes_with_other_sections(uint64_t offset, uint64_t size, uint32_t own_type) const {
+    for (const auto& sh : view.shdrs()) {
+      if (sh.sh_type == elf::SHT_NOBITS || sh.sh_size == 0) continue;
+      if (sh.sh_type == own_type && sh.sh_offset == offset) continue;  // the table itself
+      if (sh.sh_offset < offset + size && offset < uint64_t(sh.sh_offset) + sh.sh_size) return true;
+    }
+    return false;
+  }
+
+  // Zeroes, in `strings` (the table's first strings.size() bytes, or a copy
+  // of them, with the edit's new strings in place), every byte that `live`
+  // (what the edited file references: symbols, versions, entries) does not
+  // cover: the replaced strings, and dead strings an earlier tool left
+  // (patchelf keeps what it replaces, and auditwheel's edits leave runpaths
+  // no entry names), so the bytes depend on the final content only, however
+  // many edits and tools led there, and a Nix output keeps no reference to a
+  // store path it no longer names. Only the replaced strings where another
+  // section shares the table's bytes (they may be its strings).
+  void zero_unreferenced_strings(std::vector<uint8_t>& strings, std::vector<ByteRange> live) const {
+    StringSpace unreferenced(strings.size(), std::move(live));
+    if (!shares_bytes_with_other_sections(table.strtab_offset, table.strtab_size, elf::SHT_STRTAB)) {
+      unreferenced.zero_free_bytes(strings, {0, strings.size()});
+      return;
+    }
+    for (const auto& e : original.entries)
+      if (e.text) unreferenced.zero_free_bytes(strings, {e.value, e.value + e.text->size() + 1});
+  }
+
   // Zeroes, in `strings` (the table's first strings.size() bytes, or a copy
   // of them), the old strings of the entries the request replaces where
   // nothing else still references them (symbols, versions, kept entries): no

@@ -36,6 +36,27 @@ std::optional<PlannedWrite> changed_bytes_write(WritePhase phase, uint64_t offse
   return PlannedWrite{phase, offset + first, std::vector<uint8_t>(after.begin() + first, after.begin() + last), kind};
 }
 
+std::vector<PlannedWrite> changed_runs_writes(WritePhase phase, uint64_t offset, const std::vector<uint8_t>& before,
+                                              const std::vector<uint8_t>& after, WriteKind kind, size_t joined_gap) {
+  auto [first, last] = differing_range(before, after);
+  std::vector<PlannedWrite> writes;
+  for (size_t at = first; at < last;) {
+    size_t end = at + 1;  // past the run's last differing byte
+    for (size_t i = end; i < last; ++i) {
+      if (before[i] != after[i])
+        end = i + 1;
+      else if (i + 1 - end > joined_gap)
+        break;
+    }
+    writes.push_back({phase, offset + at,
+                      std::vector<uint8_t>(after.begin() + std::ptrdiff_t(at), after.begin() + std::ptrdiff_t(end)),
+                      kind});
+    at = end;
+    while (at < last && before[at] == after[at]) ++at;
+  }
+  return writes;
+}
+
 std::string PlannedWrite::description() const {
   if (kind == WriteKind::SymbolVersion) return fmt::format("version of {}", subject);
   return std::string(write_kind_name(kind));

@@ -64,20 +64,28 @@ struct EditPlan {
 // inside such a sector survives a power cut whole or not at all.
 inline constexpr uint64_t kAtomicSector = 512;
 
-// Whether one write switches the file from old to new: exactly one Commit
-// write, inside one sector. Prepare writes go where nothing reads yet, and
-// Cleanup writes only to what tools read, so a crash before that write leaves
-// the old file and after it the new one.
 // The write that turns `before` into `after` (equal-sized copies of the
 // bytes at `offset`): only the span where they differ; none when equal.
 std::optional<PlannedWrite> changed_bytes_write(WritePhase phase, uint64_t offset, const std::vector<uint8_t>& before,
                                                 const std::vector<uint8_t>& after, WriteKind kind);
+
+// The writes that turn `before` into `after`: one per run of differing bytes,
+// for changes scattered over a large table (dead strings zeroed) that one
+// span would rewrite whole. Runs fewer than `joined_gap` equal bytes apart
+// are joined (those bytes rewritten as they are: only where no other write
+// of the plan lies).
+std::vector<PlannedWrite> changed_runs_writes(WritePhase phase, uint64_t offset, const std::vector<uint8_t>& before,
+                                              const std::vector<uint8_t>& after, WriteKind kind, size_t joined_gap = 0);
 
 // Whether the plan writes anything in that phase.
 inline bool has_phase(const EditPlan& plan, WritePhase phase) {
   return std::any_of(plan.writes.begin(), plan.writes.end(), [&](const PlannedWrite& w) { return w.phase == phase; });
 }
 
+// Whether one write switches the file from old to new: exactly one Commit
+// write, inside one sector. Prepare writes go where nothing reads yet, and
+// Cleanup writes only to what tools read or nothing references, so a crash before that write leaves
+// the old file and after it the new one.
 inline bool commits_in_one_write(const EditPlan& plan) {
   const PlannedWrite* commit = nullptr;
   for (const auto& w : plan.writes) {

@@ -83,7 +83,12 @@ PlacedStrings StringPlacer<E>::in_extended_table(uint64_t kept_size) const {
   for (const auto& e : placed.model.entries)
     if (e.changed && e.text && DynamicModel::is_runpath_entry(e)) added.push_back(*e.text);
   std::vector<uint8_t> kept = in_.copy_range(in_.table.strtab_offset, kept_size);
-  in_.zero_replaced_strings(kept, in_.options.mark_replaced_runpath ? uint8_t('X') : uint8_t(0));
+  if (in_.options.mark_replaced_runpath) {
+    in_.zero_replaced_strings(kept, uint8_t('X'));  // patchelf marks the one it replaces, keeps the rest
+  } else if (auto live = in_.symbol_string_refs()) {
+    in_.add_unchanged_entry_refs(*live);
+    in_.zero_unreferenced_strings(kept, std::move(*live));
+  }
   auto table = layout::extended_string_table(kept, added, kStringSlack);
   placed.strtab = std::move(table.bytes);
   placed.offsets = std::move(table.offsets);

@@ -626,5 +626,59 @@ TEST_F(InTableChain, PowerCutAfterAnyPrefixOfTheStagedWritesLeavesBeforeOrAfter)
   EXPECT_TRUE(interim) << "no prefix stopped in the interim state (not staged?)";
 }
 
+// patchelf writes a shorter runpath over the old one and leaves its tail
+// (auditwheel's wheels carry such dead strings): every edit zeroes the bytes
+// nothing references, so no dead text stays, in the table or in an appended
+// copy of it, and the bytes depend on the final content only.
+class DeadStrings : public InTableChain {
+ protected:
+  // `file` with its runpath shortened to "$ORIGIN/lib" where it is, its tail left.
+  Bytes shortened_as_patchelf_does(Bytes file) {
+    const std::string linker_runpath = *read_elf_info(arch_.dir / "prog-longrunpath")->runpath;
+    auto at = std::search(file.begin(), file.end(), linker_runpath.begin(), linker_runpath.end());
+    EXPECT_NE(at, file.end());
+    if (at != file.end()) std::copy(shorter_.c_str(), shorter_.c_str() + shorter_.size() + 1, at);
+    EXPECT_GT(occurrences(file, dead_text_), 10u);
+    return file;
+  }
+  std::vector<std::string> set_long() const {
+    return {"set", "--runpath", "/long/" + std::string(3000, 'r') + ":$ORIGIN/lib"};
+  }
+  const std::string shorter_ = "$ORIGIN/lib";
+  const std::string dead_text_ = "/nonexistent/long/runpath/entry/0";
+};
+
+// The dead tail ends the table: an in-table edit (the driver's) zeroes it,
+// and an appended edit after it gives the bytes of the appended edit alone.
+TEST_F(DeadStrings, AnInTableEditZeroesThemAndALaterAppendedEditEqualsOneEdit) {
+  original_ = shortened_as_patchelf_does(original_);
+  Bytes in_table = after({driver()});
+  EXPECT_EQ(in_table.size(), original_.size()) << "the driver's runpath did not fit the table (the test proves less)";
+  EXPECT_EQ(occurrences(in_table, dead_text_), 0u) << "the in-table edit left the dead string";
+  EXPECT_EQ(test::run_program(arch_, prog_).output, "hello from lib\n");
+  Bytes one_edit = after({set_long()});
+  EXPECT_GT(one_edit.size(), original_.size()) << "the long runpath fits the table: nothing appended";
+  Bytes chain = after({driver(), set_long()});
+  EXPECT_TRUE(chain == one_edit) << "an in-table edit first shows in the appended edit's bytes";
+  EXPECT_EQ(test::run_program(arch_, prog_).output, "hello from lib\n");
+}
+
+// A string after the dead tail (patchelf's --add-needed appends libm.so.6 to
+// a copy of the table): the copy an appended edit makes drops the dead text.
+TEST_F(DeadStrings, AnAppendedCopyOfTheTableZeroesThemBetweenLiveStrings) {
+  EditRequest add_needed;
+  add_needed.add_needed = {"libm.so.6"};
+  EditOptions like_patchelf;
+  like_patchelf.mark_replaced_runpath = true;  // patchelf's front end: the copy keeps the whole table
+  test::write_file(prog_, original_);
+  ASSERT_TRUE(edit_elf_file_for_testing(prog_, add_needed, like_patchelf, {}));
+  original_ = shortened_as_patchelf_does(test::read_file(prog_));
+  for (const auto& steps : std::vector<std::vector<std::vector<std::string>>>{{set_long()}, {driver()}}) {
+    Bytes edited = after(steps);
+    EXPECT_EQ(occurrences(edited, dead_text_), 0u) << "the edit kept the dead string: " << steps[0][0];
+    EXPECT_EQ(test::run_program(arch_, prog_).output, "hello from lib\n");
+  }
+}
+
 }  // namespace
 }  // namespace runpatch
