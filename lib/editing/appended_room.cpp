@@ -133,10 +133,12 @@ class RoomFinder {
     bool evacuated_interp = false;
     bool table_in_earlier = (earlier_.earlier_segment && covers(*earlier_.earlier_segment, phoff, table_size)) ||
                             (earlier_.earlier_note && covers(*earlier_.earlier_note, phoff, table_size));
-    if (table_in_earlier)
+    if (table_in_earlier) {
       room.move_phdrs = true;
-    else
+      reuse_freed_entries(room, wanted);
+    } else {
       evacuated_interp = reuse_or_make_room(room, wanted, phoff + table_size);
+    }
     bool interp_in_earlier = carry_from_earlier_segments(room.carried);
     room.move_interp = in_.interp.needs_room || interp_in_earlier || evacuated_interp;
     room.interp_text = in_.interp.changed ? in_.interp.text : in_.info.interpreter.value_or("");
@@ -145,6 +147,19 @@ class RoomFinder {
   }
 
  private:
+  // The table moves again with the earlier segment it lies in: the entries
+  // of the segments this edit replaces (PT_NULL now) take the new ones, so
+  // the table is as long as one edit of the original makes it, not one
+  // entry longer per edit.
+  void reuse_freed_entries(Room<E>& room, size_t wanted) const {
+    for (size_t reused = 0; reused < wanted; ++reused) {
+      auto freed = std::find_if(room.phdrs.begin(), room.phdrs.end(),
+                                [](const Phdr<E>& ph) { return ph.p_type == elf::PT_NULL; });
+      if (freed == room.phdrs.end()) return;
+      room.phdrs.erase(freed);
+    }
+  }
+
   // Reuses spare entries, then evacuates what follows the table or moves it.
   // Returns whether the interpreter is evacuated.
   bool reuse_or_make_room(Room<E>& room, size_t wanted, uint64_t table_end) const {

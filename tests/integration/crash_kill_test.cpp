@@ -218,6 +218,41 @@ TEST_F(CrashSafety, ConcurrentEditorsSerializeAndLoseNoUpdate) {
   }
 }
 
+// An edit asks the kernel for a write lease to learn whether anything has
+// the file open; a process that opens the file meanwhile makes the kernel
+// signal the editor — by default with SIGIO, which killed one edit in ten
+// of a file another process kept opening (a reader of a build's outputs).
+TEST(LeaseBreak, AProcessOpeningTheFileDuringEditsKillsNoEdit) {
+  auto arch = host();
+  fs::path dir = test::scratch_dir("crash-kill/lease-break");
+  fs::path file = dir / "prog";
+  fs::create_directories(dir / "lib");
+  fs::copy_file(arch.dir / "lib/libgreet.so", dir / "lib/libgreet.so", fs::copy_options::overwrite_existing);
+  fs::copy_file(arch.dir / "prog-longrunpath", file, fs::copy_options::overwrite_existing);
+  fs::permissions(file, fs::perms::owner_all);
+  auto runpath_of = [](int edit) { return "$ORIGIN/lib:/edit/" + std::string(size_t(edit % 40), 'r'); };
+  pid_t reader = ::fork();
+  if (reader == 0)
+    for (;;) {  // opens and closes only (async-signal-safe after fork)
+      int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) ::close(fd);
+    }
+  ASSERT_GT(reader, 0);
+  int signalled = 0, failed = 0;
+  const int edits = 300;
+  for (int i = 0; i < edits; ++i) {
+    int status = wait_status(spawn_cli({"set", "-q", "--runpath", runpath_of(i), file.string()}));
+    signalled += WIFSIGNALED(status);
+    failed += WIFEXITED(status) && WEXITSTATUS(status) != 0;
+  }
+  ::kill(reader, SIGKILL);
+  wait_status(reader);
+  EXPECT_EQ(signalled, 0) << "edits killed by a signal, of " << edits;
+  EXPECT_EQ(failed, 0) << "edits failed, of " << edits;
+  EXPECT_EQ(*read_elf_info(file)->runpath, runpath_of(edits - 1));
+  EXPECT_EQ(test::run_program(arch, file).output, "hello from lib\n");
+}
+
 TEST_F(CrashSafety, RunningProgramIsEditedAtomicallyOrRefusedCleanly) {
   // A program that keeps running while it is edited: its text is busy.
   fs::path src = dir_ / "sleeper.c";

@@ -489,6 +489,37 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
   }
 }
 
+// The program header table moved into an earlier edit's segment (nothing
+// after it could move): a later edit replaces that segment, whose entry
+// takes the new one, so the table is as long as one edit of the original
+// makes it and a chain of edits gives the bytes of that one edit (it grew
+// by an entry per edit: 28 auditwheel-edited wheels, bytes by hook order).
+TEST_P(EditorLayouts, AChainOverAMovedTableGivesTheBytesOfOneEdit) {
+  const Flavour f = GetParam();
+  const test::ImageDesc image = linker_shaped(f, {.section_headers = false, .runpath = "/short"});
+  const std::string name = test::flavour_name(f);
+  fs::path chain = test::write_image_case("editor_layouts/moved-chain" + name, image).path;
+  fs::path one = test::write_image_case("editor_layouts/moved-one" + name, image).path;
+  const std::string final_runpath = kLongRunpath + ":/second/edit";
+  EditRequest first, second;
+  long_runpath(first);
+  second.runpath = set_runpath_update(final_runpath);
+  auto earlier = edit_elf_file(chain, first, {});
+  ASSERT_TRUE(earlier) << earlier.error().message();
+  ASSERT_EQ(earlier->layout, std::vector<LayoutStep>{LayoutStep::MovedProgramHeaders});
+  for (int edit = 0; edit < 2; ++edit) {  // twice: the second edit rebuilds a rebuilt segment
+    auto later = edit_elf_file(chain, edit == 0 ? second : first, {});
+    ASSERT_TRUE(later) << later.error().message();
+    EXPECT_EQ(later->layout.front(), LayoutStep::ReplacedEarlierSegment) << later->layout_description;
+  }
+  ASSERT_TRUE(edit_elf_file(chain, second, {}));
+  ASSERT_TRUE(edit_elf_file(one, second, {}));
+  EXPECT_EQ(test::read_file(chain).size(), test::read_file(one).size());
+  EXPECT_TRUE(test::read_file(chain) == test::read_file(one)) << "the chain's bytes differ from one edit's";
+  EXPECT_EQ(test::program_header_table_defects(test::read_file(chain), f), "");
+  expect_loader_searches(chain, f, final_runpath);
+}
+
 // The checks above can fail: a PT_PHDR left behind is seen, the loader's
 // search is the runpath the file has, and a symbol the file lacks is reported.
 TEST(EditorLayoutChecks, SeeAStaleProgramHeaderEntryAndTheLoadersSearch) {
