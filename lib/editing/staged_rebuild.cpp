@@ -33,6 +33,58 @@ PlannedWrite* rebuilt_segment_write(EditPlan& plan) {
   return segment;
 }
 
+// The offset the interim copy of [from, to) goes to: past the end of the
+// file, by a multiple of the alignment of every entry `entries` has in it
+// (offset and address stay congruent); those entries moved there.
+template <class E>
+uint64_t shift_into_interim(std::span<elf::Phdr<E>> entries, uint64_t from, uint64_t to, uint64_t file_size) {
+  uint64_t align = 1;
+  for (const auto& ph : entries)
+    if (ph.p_offset >= from && ph.p_offset < to) align = std::max<uint64_t>(align, std::max<uint64_t>(ph.p_align, 1));
+  uint64_t shift = align_up(std::max<uint64_t>(file_size, to) - from, align);
+  for (auto& ph : entries)
+    if (ph.p_offset >= from && ph.p_offset < to) ph.p_offset = uint64_t(ph.p_offset) + shift;
+  return shift;
+}
+
+// The program header table lies in the rebuilt segment (moved there by an
+// earlier edit): the interim copy carries its own table, its entries into
+// the segment pointing into the copy, and the ELF header's e_phoff is the
+// commit (one sector), switched back once the segment is written in its
+// place. Libraries only: a program's AT_PHDR is computed from e_phoff by
+// kernels before 5.18 and by qemu-user, which the interim state would break.
+template <class E>
+Expected<bool> stage_rebuild_with_table(const MappedElfView<E>& view, std::span<const uint8_t> file, EditPlan& plan,
+                                        PlannedWrite& segment) {
+  using Ehdr = elf::Ehdr<E>;
+  using Phdr = elf::Phdr<E>;
+  if (view.find_phdr(elf::PT_INTERP)) return false;
+  for (const auto& w : plan.writes)
+    if (w.phase == WritePhase::Commit && w.offset + w.bytes.size() > sizeof(Ehdr)) return false;
+  std::vector<uint8_t> final_header = front_after_commit(file, plan, sizeof(Ehdr));
+  const Ehdr& new_eh = *struct_at<Ehdr>(final_header, 0);
+  uint64_t from = segment.offset, to = from + segment.bytes.size(), phoff = new_eh.e_phoff;
+  std::vector<uint8_t> interim_segment = segment.bytes;
+  auto entries = std::span<Phdr>(struct_at<Phdr>(interim_segment, phoff - from), new_eh.e_phnum);
+  uint64_t shift = shift_into_interim<E>(entries, from, to, file.size());
+  std::vector<uint8_t> interim_header = final_header;
+  struct_at<Ehdr>(interim_header, 0)->e_phoff = phoff + shift;
+  const std::vector<uint8_t> old_header(file.begin(), file.begin() + sizeof(Ehdr));
+  std::vector<PlannedWrite> staged;
+  for (auto& w : plan.writes)
+    if (w.phase == WritePhase::Prepare && &w != &segment) staged.push_back(std::move(w));
+  staged.push_back({WritePhase::Prepare, from + shift, std::move(interim_segment), WriteKind::AppendedSegmentInterim});
+  if (auto w = changed_bytes_write(WritePhase::Commit, 0, old_header, interim_header, WriteKind::ElfHeaderInterim))
+    staged.push_back(std::move(*w));
+  staged.push_back({WritePhase::Cleanup, from, std::move(segment.bytes), WriteKind::AppendedSegment});
+  if (auto w = changed_bytes_write(WritePhase::Switch, 0, interim_header, final_header, WriteKind::ElfHeader))
+    staged.push_back(std::move(*w));
+  for (auto& w : plan.writes)
+    if (w.phase == WritePhase::Cleanup) staged.push_back(std::move(w));
+  plan.writes = std::move(staged);
+  return true;
+}
+
 template <class E>
 Expected<bool> stage_rebuild(const MappedElfView<E>& view, std::span<const uint8_t> file, EditPlan& plan) {
   using Ehdr = elf::Ehdr<E>;
@@ -43,6 +95,8 @@ Expected<bool> stage_rebuild(const MappedElfView<E>& view, std::span<const uint8
   std::vector<uint8_t> header = front_after_commit(file, plan, sizeof(Ehdr));
   const Ehdr& new_eh = *struct_at<Ehdr>(header, 0);
   uint64_t phoff = new_eh.e_phoff, front_end = phoff + uint64_t(new_eh.e_phnum) * sizeof(Phdr);
+  if (phoff >= segment->offset && front_end <= segment->offset + segment->bytes.size())
+    return stage_rebuild_with_table(view, file, plan, *segment);
   // The table stays where it is, before the rebuilt bytes; so does every commit write.
   if (phoff != uint64_t(view.ehdr().e_phoff) || phoff < sizeof(Ehdr) || front_end > *plan.reclaimed_from) return false;
   for (const auto& w : plan.writes)
@@ -50,16 +104,10 @@ Expected<bool> stage_rebuild(const MappedElfView<E>& view, std::span<const uint8
   const std::vector<uint8_t> final_front = front_after_commit(file, plan, front_end);
   // The interim: entries into the rebuilt bytes point at a copy `shift` further,
   // a multiple of their alignment (offset and address stay congruent).
-  uint64_t from = segment->offset, to = from + segment->bytes.size(), align = 1;
+  uint64_t from = segment->offset, to = from + segment->bytes.size();
   std::vector<uint8_t> interim_front = final_front;
-  auto entries = [&](std::vector<uint8_t>& front) {
-    return std::span<Phdr>(struct_at<Phdr>(front, phoff), new_eh.e_phnum);
-  };
-  for (const Phdr& ph : entries(interim_front))
-    if (ph.p_offset >= from && ph.p_offset < to) align = std::max<uint64_t>(align, std::max<uint64_t>(ph.p_align, 1));
-  uint64_t shift = align_up(std::max<uint64_t>(file.size(), to) - from, align);
-  for (Phdr& ph : entries(interim_front))
-    if (ph.p_offset >= from && ph.p_offset < to) ph.p_offset = uint64_t(ph.p_offset) + shift;
+  uint64_t shift = shift_into_interim<E>(std::span<Phdr>(struct_at<Phdr>(interim_front, phoff), new_eh.e_phnum), from,
+                                         to, file.size());
 
   std::vector<uint8_t> old_front(file.begin(), file.begin() + std::ptrdiff_t(front_end));
   std::vector<PlannedWrite> staged;

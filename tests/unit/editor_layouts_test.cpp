@@ -14,6 +14,7 @@
 #include <functional>
 #include <iostream>
 
+#include "editing/edit_testing.hpp"
 #include "elf_image.hpp"
 #include "fixtures.hpp"
 #include "loader_listing.hpp"
@@ -518,6 +519,48 @@ TEST_P(EditorLayouts, AChainOverAMovedTableGivesTheBytesOfOneEdit) {
   EXPECT_TRUE(test::read_file(chain) == test::read_file(one)) << "the chain's bytes differ from one edit's";
   EXPECT_EQ(test::program_header_table_defects(test::read_file(chain), f), "");
   expect_loader_searches(chain, f, final_runpath);
+}
+
+// The same rebuild written into the file (a build, --in-place): staged
+// through an interim copy past the end that carries its own table, which
+// the ELF header points at meanwhile. A power cut after any prefix of the
+// writes leaves a file the reader and the loader take, with the runpath
+// before or after; the whole edit gives the copy's bytes.
+TEST_P(EditorLayouts, ARebuildOverAMovedTableIsStagedInTheFileAndEveryPrefixLoads) {
+  const Flavour f = GetParam();
+  const test::ImageDesc image = linker_shaped(f, {.section_headers = false, .runpath = "/short"});
+  const std::string name = test::flavour_name(f);
+  fs::path file = test::write_image_case("editor_layouts/moved-staged" + name, image).path;
+  fs::path copy = test::write_image_case("editor_layouts/moved-staged-copy" + name, image).path;
+  EditRequest first, second;
+  long_runpath(first);
+  const std::string final_runpath = kLongRunpath + ":/second/edit";
+  second.runpath = set_runpath_update(final_runpath);
+  for (const auto& path : {file, copy}) ASSERT_TRUE(edit_elf_file(path, first, {}));
+  ASSERT_TRUE(edit_elf_file(copy, second, {}));
+  const std::vector<uint8_t> before = test::read_file(file), intended = test::read_file(copy);
+  EditOptions into_file;
+  into_file.in_place = true;
+  into_file.durability = Durability::Sync;
+  bool completed = false, interim = false;
+  for (size_t k = 0; k <= 8 && !completed; ++k) {
+    SCOPED_TRACE("stopped after " + std::to_string(k) + " writes");
+    test::write_file(file, before);
+    EditTestHooks crash;
+    crash.stop_after_writes = k;
+    auto outcome = edit_elf_file_for_testing(file, second, into_file, crash);
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    EXPECT_EQ(outcome->written_as, WrittenAs::IntoFileStaged);
+    auto info = read_elf_info(file);
+    ASSERT_TRUE(info) << info.error().message();
+    EXPECT_TRUE(info->runpath == kLongRunpath || info->runpath == final_runpath) << info->runpath.value_or("none");
+    EXPECT_EQ(test::program_header_table_defects(test::read_file(file), f), "");
+    expect_loader_searches(file, f, info->runpath);
+    completed = test::read_file(file) == intended;
+    interim = interim || (info->runpath == final_runpath && !completed);
+  }
+  EXPECT_TRUE(completed) << "the staged edit never gave the copy's bytes";
+  EXPECT_TRUE(interim) << "no prefix stopped in the interim state (not staged?)";
 }
 
 // The checks above can fail: a PT_PHDR left behind is seen, the loader's
