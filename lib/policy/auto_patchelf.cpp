@@ -125,13 +125,9 @@ AutoPatchedDependency resolve(const std::vector<std::string>& candidates, const 
 
 std::string join_unique(const std::vector<std::string>& entries) {
   std::vector<std::string> seen;
-  std::string out;
-  for (const auto& e : entries) {
-    if (std::find(seen.begin(), seen.end(), e) != seen.end()) continue;
-    seen.push_back(e);
-    out += (out.empty() ? "" : ":") + e;
-  }
-  return out;
+  for (const auto& e : entries)
+    if (std::find(seen.begin(), seen.end(), e) == seen.end()) seen.push_back(e);
+  return join_runpath(seen);
 }
 
 bool has_layers(const RunpathPolicy& p) { return p.driver || !p.compat_dirs.empty(); }

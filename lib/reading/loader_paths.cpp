@@ -11,17 +11,19 @@ bool has_empty_runpath_entry(const std::string& value) {
   return std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.empty(); });
 }
 
-std::vector<std::string> split_runpath(const std::string& runpath) {
+std::vector<std::string> split_list(std::string_view list, std::string_view separators) {
   std::vector<std::string> entries;
-  if (runpath.empty()) return entries;
-  size_t start = 0;
-  for (;;) {
-    size_t colon = runpath.find(':', start);
-    entries.push_back(runpath.substr(start, colon - start));
-    if (colon == std::string::npos) break;
-    start = colon + 1;
+  for (size_t start = 0;;) {
+    size_t sep = list.find_first_of(separators, start);
+    entries.emplace_back(list.substr(start, sep == std::string_view::npos ? std::string_view::npos : sep - start));
+    if (sep == std::string_view::npos) return entries;
+    start = sep + 1;
   }
-  return entries;
+}
+
+std::vector<std::string> split_runpath(const std::string& runpath) {
+  if (runpath.empty()) return {};
+  return split_list(runpath, ":");
 }
 
 std::string join_runpath(const std::vector<std::string>& entries) {

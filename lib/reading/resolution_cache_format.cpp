@@ -57,11 +57,7 @@ Expected<ResolutionCache> decode_resolution_cache(std::span<const uint8_t> descr
   return cache;
 }
 
-std::string join_locations(const std::vector<std::string>& locations) {
-  std::string joined;
-  for (size_t i = 0; i < locations.size(); ++i) (i ? joined += ":" : joined) += locations[i];
-  return joined;
-}
+std::string join_locations(const std::vector<std::string>& locations) { return join_runpath(locations); }
 
 std::string format_resolution_cache_entry(const ResolutionCacheEntry& entry) {
   return entry.needed + " => " + join_locations(entry.locations);

@@ -68,16 +68,7 @@ std::vector<std::string> legacy_subdirs(const std::string& platform, const std::
 
 }  // namespace
 
-std::vector<std::string> split_search_path(const std::string& list) {
-  std::vector<std::string> entries;
-  size_t start = 0;
-  for (;;) {
-    size_t sep = list.find_first_of(":;", start);
-    entries.push_back(list.substr(start, sep - start));
-    if (sep == std::string::npos) return entries;
-    start = sep + 1;
-  }
-}
+std::vector<std::string> split_search_path(const std::string& list) { return split_list(list, ":;"); }
 
 void SearchEnvironment::complete_from_host_loader() {
   if (!ask_host_loader) return;

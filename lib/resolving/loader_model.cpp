@@ -23,8 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_musl_interpreter(const std::string& path) { return basename_of(path).rfind("ld-musl-", 0) == 0; }
-
 // glibc's own directories on any distribution: a glibc interpreter there is
 // the system's; anywhere else it belongs to a glibc installed at its own prefix.
 bool in_system_dir(const std::string& interpreter, const MachineDefaults& defaults) {
@@ -90,12 +88,8 @@ void musl_search_path(LoaderModel& model, const fs::path& root) {
   char chunk[4096];
   for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<size_t>(n));
   ::close(fd);
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find_first_of(":\n", start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) model.default_dirs.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
+  for (auto& dir : split_list(text, ":\n"))
+    if (!dir.empty()) model.default_dirs.push_back(std::move(dir));
 }
 
 }  // namespace
@@ -214,8 +208,7 @@ std::string LoaderModel::describe() const {
   if (kind == LoaderKind::HostGlibc) {
     out += "from " + default_dirs_source;
   } else {
-    std::string dirs;
-    for (const auto& d : default_dirs) dirs += (dirs.empty() ? "" : ":") + d;
+    std::string dirs = join_runpath(default_dirs);
     out += (dirs.empty() ? "(none)" : dirs) + " (" + default_dirs_source + ")";
   }
   if (reads_resolution_cache_note) out += "; reads .note.nixos.ldcache";

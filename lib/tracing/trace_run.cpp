@@ -103,7 +103,7 @@ Status check_traceable(const fs::path& program, const ElfInfo& audit_library) {
     return make_error(ErrorCode::CannotTrace, program.string(),
                       "is statically linked: no dynamic loader runs in it, so there is nothing "
                       "to trace (an audit library needs glibc's ld.so)");
-  if (info.interpreter->find("ld-musl") != std::string::npos)
+  if (is_musl_interpreter(*info.interpreter))
     return make_error(
         ErrorCode::CannotTrace, program.string(),
         "runs under musl's loader (" + *info.interpreter + "), which has no audit interface (LD_AUDIT is glibc's)");

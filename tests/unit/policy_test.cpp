@@ -170,3 +170,29 @@ TEST(PolicyFile, EntriesAreAbsoluteOrOriginRelativeAndErrorsNameFileKeyAndExpect
 
 }  // namespace
 }  // namespace runpatch
+
+namespace runpatch {
+namespace {
+
+// One splitter for every list the loader reads: runpaths, LD_LIBRARY_PATH
+// (':' or ';') and musl's path file (':' or a newline), empty entries kept.
+TEST(LoaderLists, OneSplitterKeepsEmptyEntriesForEachSeparatorSet) {
+  using List = std::vector<std::string>;
+  EXPECT_EQ(split_list("a::b", ":"), (List{"a", "", "b"}));
+  EXPECT_EQ(split_list("", ":"), (List{""}));
+  EXPECT_EQ(split_runpath(""), List{});
+  EXPECT_EQ(split_runpath(":a"), (List{"", "a"}));
+  EXPECT_EQ(split_list("/a;/b:/c", ":;"), (List{"/a", "/b", "/c"}));
+  EXPECT_EQ(split_list("/lib\n/usr/lib:/opt\n", ":\n"), (List{"/lib", "/usr/lib", "/opt", ""}));
+  EXPECT_EQ(join_runpath(split_runpath("/x::/y:")), "/x::/y:");
+}
+
+TEST(LoaderLists, MuslsLoaderIsKnownByItsFileName) {
+  EXPECT_TRUE(is_musl_interpreter("/lib/ld-musl-x86_64.so.1"));
+  EXPECT_TRUE(is_musl_interpreter("ld-musl-aarch64.so.1"));
+  EXPECT_FALSE(is_musl_interpreter("/lib64/ld-linux-x86-64.so.2"));
+  EXPECT_FALSE(is_musl_interpreter("/opt/ld-musl-x86_64/ld-linux.so.2"));  // a directory named so is not the loader
+}
+
+}  // namespace
+}  // namespace runpatch

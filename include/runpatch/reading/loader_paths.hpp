@@ -21,6 +21,10 @@ inline std::string dirname_of(const std::string& path) {
 inline std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 inline std::string_view basename_view(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
+// Whether an interpreter path names musl's loader (/lib/ld-musl-ARCH.so.1):
+// the one answer for resolving (musl's search rules) and tracing (no LD_AUDIT).
+inline bool is_musl_interpreter(std::string_view path) { return basename_view(path).rfind("ld-musl-", 0) == 0; }
+
 // $ORIGIN and ${ORIGIN} replaced by origin_dir (other tokens are left as they are).
 inline std::string expand_origin(std::string entry, const std::string& origin_dir) {
   for (std::string_view token : {std::string_view("${ORIGIN}"), std::string_view("$ORIGIN")})
@@ -48,6 +52,11 @@ inline std::filesystem::path under_root(const std::filesystem::path& root, const
   if (root.empty() || root == "/" || path.empty() || path[0] != '/') return path;
   return root / std::filesystem::path(path).relative_path();
 }
+
+// The entries of a list separated by any of `separators`, empty ones
+// included ("a::b" has three): the one splitter of runpaths (":"),
+// LD_LIBRARY_PATH (":" or ";") and musl's path file (":" or newline).
+std::vector<std::string> split_list(std::string_view list, std::string_view separators);
 
 // Runpath lists (":"-separated, as DT_RUNPATH and DT_RPATH hold them); an
 // empty string is no entry, "a::b" has an empty middle entry.
