@@ -36,14 +36,10 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
   run.files.resize(listing.elf_files.size());
   EditRequest request = policy_request(policy);
   request.resolution_cache = apply.resolution_cache;
-  EditOptions options;
-  options.dry_run = apply.dry_run;
-  options.in_place = apply.in_place;
-  options.atomic_copy = apply.atomic_copy;
-  options.durability = apply.durability;
+  EditOptions options = apply.edit;
   // One barrier per commit step for the whole tree, not per file.
-  CommitGroup group(apply.durability);
-  if (!apply.dry_run) options.group = &group;
+  CommitGroup group(options.durability);
+  if (!options.dry_run) options.group = &group;
   auto apply_one = [&](size_t i) {
     auto& out = run.files[i];
     const auto& path = listing.elf_files[i];

@@ -137,7 +137,7 @@ bool has_layers(const RunpathPolicy& p) { return p.driver || !p.compat_dirs.empt
 // (the script stops there too, with the earlier run's edit in place).
 void run_as_script(const std::string& path, const Context& c, AutoPatchedFile& out) {
   const AutoPatchelfOptions& o = c.o;
-  if (o.dry_run) return;
+  if (o.edit.dry_run) return;
   auto run = [&](std::string option, std::string value) -> std::optional<PatchelfRunOutput> {
     std::vector<std::string> words{std::move(option), std::move(value), path};
     words.insert(words.end(), o.patchelf_flags.begin(), o.patchelf_flags.end());
@@ -154,8 +154,7 @@ void run_as_script(const std::string& path, const Context& c, AutoPatchedFile& o
   if (follows_other_changes(o.extra.resolution_cache)) return;
   EditRequest cache;
   cache.resolution_cache = o.extra.resolution_cache;
-  EditOptions options;
-  options.in_place = o.in_place;
+  EditOptions options = o.edit;
   options.group = c.group;
   auto edited = edit_elf_file(path, cache, options);
   if (!edited) out.error = edited.error();
@@ -222,9 +221,7 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   request.force_rpath = request.force_rpath || o.layers.force_rpath;
   if (out.runpath) request.runpath = set_runpath_update(*out.runpath);
   if (out.set_interpreter) request.interpreter = *o.interpreter;
-  EditOptions options;
-  options.dry_run = o.dry_run;
-  options.in_place = o.in_place;
+  EditOptions options = o.edit;
   options.group = c.group;
   auto edited = edit_elf_file(path, request, options);
   if (!edited) {
@@ -284,8 +281,8 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
     if (first.emplace(f, unique.size()).second) unique.push_back(f);
 
   std::vector<AutoPatchedFile> patched(unique.size());
-  CommitGroup group(Durability::Auto);
-  if (!o.dry_run) context.group = &group;
+  CommitGroup group(o.edit.durability);
+  if (!o.edit.dry_run) context.group = &group;
   parallel_for(unique.size(), o.threads, [&](size_t i) { patch_file(unique[i], context, patched[i]); });
   for (auto& failure : group.commit()) patched[index_of_failed(failure, first, unique)].error = std::move(failure);
   for (const auto& f : order) result.files.push_back(patched[first[f]]);

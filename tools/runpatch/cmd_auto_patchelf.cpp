@@ -49,8 +49,8 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
   o.keep_libc = a.keep_libc;
   o.ignore_existing = !a.add_existing;
   o.origin = a.origin;
-  o.dry_run = a.dry_run;
-  o.in_place = a.in_place;
+  o.edit.dry_run = a.dry_run;
+  o.edit.in_place = a.in_place;
   o.interpreter = a.interpreter;
   use_nix_bintools(o);  // $NIX_BINTOOLS, as the hook sets it
   // The script's edits are patchelf's: a change drops a resolution-cache note.

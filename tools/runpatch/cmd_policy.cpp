@@ -40,10 +40,14 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   policy.forbidden_prefixes.insert(policy.forbidden_prefixes.end(), o.forbid.begin(), o.forbid.end());
   std::vector<std::filesystem::path> paths(o.paths.begin(), o.paths.end());
   Progress progress(name, verbosity().quiet);
-  ApplyOptions options{o.dry_run, o.threads, o.in_place,
-                       [&](size_t done, size_t total) { progress.update(done, total); }, o.ldcache};
-  options.atomic_copy = o.atomic_copy;
-  options.durability = o.durability;
+  ApplyOptions options;
+  options.edit.dry_run = o.dry_run;
+  options.edit.in_place = o.in_place;
+  options.edit.atomic_copy = o.atomic_copy;
+  options.edit.durability = o.durability;
+  options.threads = o.threads;
+  options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
+  options.resolution_cache = o.ldcache;
   PolicyRun run = apply_policy_to_paths(policy, paths, options);
   progress.finish();  // clear the line before results are printed
   for (const auto& p : run.problems) log_error("{}", p.message());

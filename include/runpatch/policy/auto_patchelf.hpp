@@ -49,8 +49,7 @@ struct AutoPatchelfOptions {
   // instead of one combined write; `extra` then adds only its resolution cache.
   std::vector<std::string> patchelf_flags;
   PatchelfRunner run_patchelf;
-  bool dry_run = false;
-  bool in_place = false;  // EditOptions::in_place
+  EditOptions edit;  // how each file is written (dry_run, in_place, durability); its group is the run's
   unsigned threads = 0;
 };
 

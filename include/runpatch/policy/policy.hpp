@@ -73,13 +73,10 @@ struct PolicyRun {
 // or trees, each inode once), on all cores; statically linked files are
 // skipped and counted.
 struct ApplyOptions {
-  bool dry_run = false;   // compute the outcome, write nothing
-  unsigned threads = 0;   // 0: one per core
-  bool in_place = false;  // EditOptions::in_place: speed instead of atomic replacement
+  EditOptions edit;      // how each file is written (dry_run: write nothing); its group is the run's
+  unsigned threads = 0;  // 0: one per core
   std::function<void(size_t done, size_t total)> progress;              // called from worker threads as files finish
   ResolutionCacheMode resolution_cache = ResolutionCacheMode::Refresh;  // EditRequest::resolution_cache
-  bool atomic_copy = false;                                             // EditOptions::atomic_copy
-  Durability durability = Durability::Auto;                             // EditOptions::durability
 };
 PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<std::filesystem::path>& paths,
                                 const ApplyOptions& options = {});
