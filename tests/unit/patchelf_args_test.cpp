@@ -65,3 +65,22 @@ TEST(PatchelfArgs, AtFileValuesAreTheWholeFile) {
 
 }  // namespace
 }  // namespace runpatch::cli
+
+#include "exit_codes.hpp"
+
+namespace runpatch::cli {
+namespace {
+
+// One rule turns an error into an exit code, whatever the tool: what the
+// command line gives exits 2, a problem with the files worked on 1.
+TEST(ExitCodeFor, CommandLineInputIsUsageAndTheFilesAreProblems) {
+  Error missing = make_error(ErrorCode::SystemCall, "policy.json", "open: No such file or directory");
+  EXPECT_EQ(exit_code_for(missing, ErrorSource::CommandLine), kExitUsage);
+  EXPECT_EQ(exit_code_for(missing, ErrorSource::WorkedOn), kExitProblem);
+  EXPECT_EQ(exit_code_for(make_error(ErrorCode::Malformed, "lib.so", "truncated"), ErrorSource::WorkedOn),
+            kExitProblem);
+  EXPECT_EQ(exit_code_for(make_error(ErrorCode::Usage, "", "missing filename"), ErrorSource::WorkedOn), kExitUsage);
+}
+
+}  // namespace
+}  // namespace runpatch::cli

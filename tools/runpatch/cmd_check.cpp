@@ -69,7 +69,7 @@ Command add_check_command(CLI::App& root) {
             if (valid) valid = disable_check_rules(options, o->disable);
             if (!valid) {
               log_error("{}", valid.error().message());
-              return kExitUsage;
+              return exit_code_for(valid.error(), ErrorSource::CommandLine);
             }
             std::string error;
             std::optional<OutputFile> junit, sarif;

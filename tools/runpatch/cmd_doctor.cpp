@@ -20,12 +20,12 @@ int run_doctor_traced(Doctor& doctor, const SearchEnvironment& env, const std::v
   auto report = program ? doctor.diagnose(*program) : Expected<DoctorReport>(program.error());
   if (!report) {
     log_error("{}", report.error().message());
-    return kExitProblem;
+    return exit_code_for(report.error(), ErrorSource::WorkedOn);
   }
   auto run = trace_command(command);
   if (!run) {
     log_error("cannot trace: {}", run.error().message());
-    return kExitProblem;
+    return exit_code_for(run.error(), ErrorSource::WorkedOn);
   }
   DoctorRun traced = doctor_traced_run(doctor, std::move(*report), analyze_trace(run->records, env), run->exit_code);
   if (json) {

@@ -149,7 +149,7 @@ Command add_apply_command(CLI::App& root) {
             auto policy = RunpathPolicy::from_json_file(o->policy_file);
             if (!policy) {
               log_error("{}", policy.error().message());
-              return kExitUsage;
+              return exit_code_for(policy.error(), ErrorSource::CommandLine);
             }
             return run_policy("apply", *policy, *o);
           }};

@@ -208,7 +208,7 @@ Command add_set_command(CLI::App& root) {
               auto pairs = read_rename_map(*o->rename_map);
               if (!pairs) {
                 log_error("{}", pairs.error().message());
-                return kExitUsage;
+                return exit_code_for(pairs.error(), ErrorSource::CommandLine);
               }
               request.rename_symbols = std::move(*pairs);
             }

@@ -199,7 +199,7 @@ int run_trace(const TraceOptions& o) {
   auto run = trace_command(o.command);
   if (!run) {
     log_error("cannot trace: {}", run.error().message());
-    return kExitProblem;
+    return exit_code_for(run.error(), ErrorSource::WorkedOn);
   }
   if (run->records.empty())
     log_warning("no loader records: the command cleared its environment (RUNPATCH_TRACE_FD), or /proc is not mounted");

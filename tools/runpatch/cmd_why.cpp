@@ -31,7 +31,7 @@ Command add_why_command(CLI::App& root) {
         auto tree = resolve_tree(o->file, env);
         if (!tree) {
           log_error("{}", tree.error().message());
-          return kExitProblem;
+          return exit_code_for(tree.error(), ErrorSource::WorkedOn);
         }
         if (!o->json) fmt::print("{}: {}\n", o->file, tree->loader.describe());
         std::vector<std::filesystem::path> dirs(o->search_dirs.begin(), o->search_dirs.end());
