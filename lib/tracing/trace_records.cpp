@@ -1,7 +1,9 @@
-// The audit library's record lines (runpatch_audit.c documents the format).
+// The audit library's record lines (audit/trace_protocol.h: the format).
 #include "runpatch/tracing/trace_records.hpp"
 
 #include <charconv>
+
+#include "audit/trace_protocol.h"
 
 namespace runpatch {
 
@@ -36,11 +38,10 @@ std::vector<std::string> split_fields(std::string_view line) {
   std::vector<std::string> fields(1);
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
-    if (c == '\t') {
+    if (c == RUNPATCH_FIELD_SEPARATOR) {
       fields.emplace_back();
-    } else if (c == '\\' && i + 1 < line.size()) {
-      char e = line[++i];
-      fields.back().push_back(e == 't' ? '\t' : e == 'n' ? '\n' : e);
+    } else if (c == RUNPATCH_ESCAPE && i + 1 < line.size()) {
+      fields.back().push_back(runpatch_unescaped(line[++i]));
     } else {
       fields.back().push_back(c);
     }
@@ -58,24 +59,26 @@ bool parse_number(const std::string& text, T& value) {
 bool parse_record(const std::vector<std::string>& f, TraceRecord& r) {
   if (f.size() < 2 || f[0].size() != 1 || !parse_number(f[1], r.pid)) return false;
   switch (f[0][0]) {
-    case 'P':
-    case 'F':
+    case RUNPATCH_RECORD_PROCESS:
+    case RUNPATCH_RECORD_FORK:
       r.kind = TraceRecord::Kind::Process;
-      r.forked = f[0][0] == 'F';
-      if (f.size() != 4) return false;
+      r.forked = f[0][0] == RUNPATCH_RECORD_FORK;
+      if (f.size() != RUNPATCH_PROCESS_FIELDS) return false;
       r.name = f[3];
       return parse_number(f[2], r.parent);
-    case 'S':
+    case RUNPATCH_RECORD_SEARCH:
       r.kind = TraceRecord::Kind::Search;
-      if (f.size() != 5) return false;
+      if (f.size() != RUNPATCH_SEARCH_FIELDS) return false;
       r.requester = f[3], r.name = f[4];
       return parse_number(f[2], r.flag);
-    case 'O':
+    case RUNPATCH_RECORD_OPEN:
       r.kind = TraceRecord::Kind::Open;
-      if (f.size() != 4) return false;
+      if (f.size() != RUNPATCH_OPEN_FIELDS) return false;
       r.name = f[3];
       return parse_number(f[2], r.lmid);
-    case 'A': r.kind = TraceRecord::Kind::Activity; return f.size() == 3 && parse_number(f[2], r.flag);
+    case RUNPATCH_RECORD_ACTIVITY:
+      r.kind = TraceRecord::Kind::Activity;
+      return f.size() == RUNPATCH_ACTIVITY_FIELDS && parse_number(f[2], r.flag);
   }
   return false;
 }
@@ -86,13 +89,17 @@ Expected<std::vector<TraceRecord>> parse_trace_records(std::string_view text) {
   std::vector<TraceRecord> records;
   size_t line_number = 0;
   while (!text.empty()) {
-    size_t end = text.find('\n');
+    size_t end = text.find(RUNPATCH_RECORD_END);
     std::string_view line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++line_number;
     if (line.empty()) continue;
     TraceRecord record;
-    if (!parse_record(split_fields(line), record))
+    bool parsed = parse_record(split_fields(line), record);
+    // A last line without its end: a process killed in its write, or the
+    // file read while one was written. Not the audit library's mistake.
+    if (!parsed && end == std::string_view::npos) break;
+    if (!parsed)
       return make_error(
           ErrorCode::Malformed, "trace records",
           "line " + std::to_string(line_number) + " is not an audit record: " + std::string(line.substr(0, 200)));

@@ -3,6 +3,7 @@
 // the descriptor open, and a pipe would make us wait for it to exit.
 #include "runpatch/tracing/trace_run.hpp"
 
+#include "audit/trace_protocol.h"
 #include "runpatch/reading/loader_paths.hpp"
 
 #include <fcntl.h>
@@ -143,7 +144,7 @@ std::vector<std::string> traced_environment(const fs::path& audit_library, int f
   std::string audit = "LD_AUDIT=" + audit_library.string();
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
-    if (entry.rfind("RUNPATCH_TRACE_FD=", 0) == 0) continue;
+    if (entry.rfind(RUNPATCH_TRACE_FD_VARIABLE "=", 0) == 0) continue;
     if (entry.rfind("LD_AUDIT=", 0) == 0) {
       if (entry.size() > 9) audit += ":" + std::string(entry.substr(9));
       continue;
@@ -151,7 +152,7 @@ std::vector<std::string> traced_environment(const fs::path& audit_library, int f
     env.emplace_back(entry);
   }
   env.push_back(audit);
-  env.push_back("RUNPATCH_TRACE_FD=" + std::to_string(fd) + ":" + std::to_string(st.st_dev) + ":" +
+  env.push_back(RUNPATCH_TRACE_FD_VARIABLE "=" + std::to_string(fd) + ":" + std::to_string(st.st_dev) + ":" +
                 std::to_string(st.st_ino));
   return env;
 }

@@ -14,17 +14,13 @@
  * write, so the records of forked children and exec'ed programs (LD_AUDIT
  * and the descriptor are inherited) never interleave within a line.
  *
- * One record a line, fields separated by tabs, in names a tab, newline or
- * backslash escaped as \t, \n, \\ (lib/tracing/trace_records.cpp parses it):
- *   P pid ppid exe            a program starts (la_version: after exec)
- *   F pid ppid exe            a forked child's first record (no la_version runs in it)
- *   S pid flag requester name la_objsearch: requester's l_name ("" = the program)
- *   O pid lmid name           la_objopen: what got loaded (l_name)
- *   A pid flag                la_activity (LA_ACT_ADD 1, LA_ACT_DELETE 2, LA_ACT_CONSISTENT 0)
+ * The records' format is trace_protocol.h's (trace_records.cpp parses it).
  */
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "trace_protocol.h"
 
 /* The public head of glibc's struct link_map (<link.h>), stable since forever. */
 struct runpatch_link_map {
@@ -104,7 +100,7 @@ static void parse_trace_variable(const char* value) {
  * without a libc there is no environ to read. It is read in pieces and
  * matched as it streams by, so its size does not matter. */
 static void find_trace_variable(void) {
-  static const char key[] = "RUNPATCH_TRACE_FD=";
+  static const char key[] = RUNPATCH_TRACE_FD_VARIABLE "=";
   char buffer[4096], value[128];
   long fd = raw_syscall(SYS_OPENAT, AT_FDCWD_VALUE, (long)"/proc/self/environ", 0 /* O_RDONLY */, 0);
   if (fd < 0) return;
@@ -151,11 +147,12 @@ static void put_char(struct record* r, char c) {
 }
 
 static void put_field(struct record* r, const char* s) {
-  put_char(r, '\t');
+  put_char(r, RUNPATCH_FIELD_SEPARATOR);
   for (; s && *s; ++s) {
-    if (*s == '\t' || *s == '\n' || *s == '\\') {
-      put_char(r, '\\');
-      put_char(r, *s == '\t' ? 't' : *s == '\n' ? 'n' : '\\');
+    char letter = runpatch_escape_letter(*s);
+    if (letter) {
+      put_char(r, RUNPATCH_ESCAPE);
+      put_char(r, letter);
     } else {
       put_char(r, *s);
     }
@@ -168,7 +165,7 @@ static void put_number(struct record* r, long long value) {
   unsigned long long v = value < 0 ? (unsigned long long)(-value) : (unsigned long long)value;
   do digits[n++] = (char)('0' + v % 10), v /= 10;
   while (v);
-  put_char(r, '\t');
+  put_char(r, RUNPATCH_FIELD_SEPARATOR);
   if (value < 0) put_char(r, '-');
   while (n) put_char(r, digits[--n]);
 }
@@ -176,7 +173,7 @@ static void put_number(struct record* r, long long value) {
 /* One write, so that records of concurrent processes stay whole lines
  * (O_APPEND). A record that would not fit was cut short: its line still ends. */
 static void finish(struct record* r) {
-  r->text[r->size++] = '\n';
+  r->text[r->size++] = RUNPATCH_RECORD_END;
   if (!trace_fd_is_ours()) return;
   for (size_t done = 0; done < r->size;) {
     long wrote = raw_syscall(SYS_WRITE, trace_fd, (long)(r->text + done), (long)(r->size - done), 0);
@@ -213,13 +210,13 @@ static void announce(long pid, char kind) {
  * without a new la_version: its first record announces it. */
 static void begin(struct record* r, char kind) {
   long pid = raw_syscall(SYS_GETPID, 0, 0, 0, 0);
-  if (pid != announced_pid) announce(pid, 'F');
+  if (pid != announced_pid) announce(pid, RUNPATCH_RECORD_FORK);
   start(r, kind, pid);
 }
 
 VISIBLE unsigned int la_version(unsigned int version) {
   find_trace_variable();
-  if (trace_fd >= 0) announce(raw_syscall(SYS_GETPID, 0, 0, 0, 0), 'P');
+  if (trace_fd >= 0) announce(raw_syscall(SYS_GETPID, 0, 0, 0, 0), RUNPATCH_RECORD_PROCESS);
   /* The loader's own version: the hooks used here (la_objsearch, la_objopen,
    * la_activity) are the same in every version, and only la_pltenter/la_symbind,
    * which we do not have, changed. An older answer is not safe either: glibc
@@ -232,7 +229,7 @@ VISIBLE unsigned int la_version(unsigned int version) {
 VISIBLE unsigned int la_objopen(struct runpatch_link_map* map, long lmid, uintptr_t* cookie) {
   (void)cookie;
   if (trace_fd < 0) return 0;
-  begin(&scratch, 'O');
+  begin(&scratch, RUNPATCH_RECORD_OPEN);
   put_number(&scratch, lmid);
   put_field(&scratch, map->l_name);
   finish(&scratch);
@@ -245,7 +242,7 @@ VISIBLE unsigned int la_objopen(struct runpatch_link_map* map, long lmid, uintpt
 VISIBLE char* la_objsearch(const char* name, uintptr_t* cookie, unsigned int flag) {
   if (trace_fd >= 0) {
     const struct runpatch_link_map* requester = cookie ? (const struct runpatch_link_map*)*cookie : 0;
-    begin(&scratch, 'S');
+    begin(&scratch, RUNPATCH_RECORD_SEARCH);
     put_number(&scratch, flag);
     put_field(&scratch, requester ? requester->l_name : "?");
     put_field(&scratch, name);
@@ -257,7 +254,7 @@ VISIBLE char* la_objsearch(const char* name, uintptr_t* cookie, unsigned int fla
 VISIBLE void la_activity(uintptr_t* cookie, unsigned int flag) {
   (void)cookie;
   if (trace_fd < 0) return;
-  begin(&scratch, 'A');
+  begin(&scratch, RUNPATCH_RECORD_ACTIVITY);
   put_number(&scratch, flag);
   finish(&scratch);
 }
