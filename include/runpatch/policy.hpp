@@ -1,6 +1,4 @@
 // Every public header of lib/policy/ (include/runpatch/policy/), for a consumer that wants the whole module.
 #pragma once
 
-#include "runpatch/policy/auto_patchelf.hpp"
-#include "runpatch/policy/check.hpp"
 #include "runpatch/policy/policy.hpp"

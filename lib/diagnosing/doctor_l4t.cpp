@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "policy/nix_paths.hpp"
+#include "checking/nix_paths.hpp"
 #include "runpatch/cuda/cuda.hpp"
 #include "runpatch/reading/loader_paths.hpp"
 

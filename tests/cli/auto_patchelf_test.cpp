@@ -5,7 +5,7 @@
 #include "elf_checks.hpp"
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/policy/auto_patchelf.hpp"
+#include "runpatch/autopatchelf/auto_patchelf.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
 #include "synthetic_elf.hpp"

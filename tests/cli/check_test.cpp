@@ -16,7 +16,7 @@
 #include "process.hpp"
 #include "junit_lint.hpp"
 #include "sarif_schema.hpp"
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/policy/policy.hpp"
 #include "runpatch/reporting/check_report.hpp"

@@ -13,7 +13,7 @@
 #include "process.hpp"
 #include "junit_lint.hpp"
 #include "sarif_schema.hpp"
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 #include "runpatch/reporting/check_report.hpp"
 #include "runpatch/reporting/utf8.hpp"
 #include "synthetic_elf.hpp"

@@ -12,7 +12,7 @@
 
 #include "fixtures.hpp"
 #include "process.hpp"
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 #include "runpatch/reading/elf_info.hpp"
 #include "runpatch/reading/elf_types.hpp"
 #include "runpatch/reading/mapped_file.hpp"

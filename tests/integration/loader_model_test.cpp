@@ -19,7 +19,7 @@
 #include "process.hpp"
 #include "runpatch/editing/edit.hpp"
 #include "runpatch/editing/runpath_ops.hpp"
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 #include "runpatch/resolving/ld_so_cache.hpp"
 #include "runpatch/resolving/resolve.hpp"
 #include "runpatch/scanning/scan.hpp"

@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "runpatch/policy/auto_patchelf.hpp"
-#include "runpatch/policy/check.hpp"
+#include "runpatch/autopatchelf/auto_patchelf.hpp"
+#include "runpatch/checking/check.hpp"
 #include "fixtures.hpp"
 
 namespace runpatch {

@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "auto_patchelf_args.hpp"
-#include "runpatch/policy/auto_patchelf.hpp"
+#include "runpatch/autopatchelf/auto_patchelf.hpp"
 #include "runpatch/reporting/utf8.hpp"
 
 namespace runpatch::cli {

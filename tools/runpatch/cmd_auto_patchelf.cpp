@@ -11,7 +11,7 @@
 #include "../common/patchelf_args.hpp"
 #include "../common/patchelf_run.hpp"
 #include "command.hpp"
-#include "runpatch/policy/auto_patchelf.hpp"
+#include "runpatch/autopatchelf/auto_patchelf.hpp"
 
 namespace runpatch::cli {
 

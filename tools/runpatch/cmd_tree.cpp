@@ -5,7 +5,7 @@
 #include "../common/log.hpp"
 #include "command.hpp"
 #include "console.hpp"
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 #include "runpatch/reporting/tree_report.hpp"
 #include "runpatch/reporting/check_report.hpp"
 #include "runpatch/reporting/open_attempts_report.hpp"

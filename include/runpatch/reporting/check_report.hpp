@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 
 namespace runpatch {
 

@@ -39,13 +39,9 @@ enum runpatch_record_fields {
 #define RUNPATCH_ESCAPE '\\'
 
 /* The letter after RUNPATCH_ESCAPE that stands for c, or 0 when c goes as it is. */
-static inline char runpatch_escape_letter(char c) {
-  return c == '\t' ? 't' : c == '\n' ? 'n' : c == '\\' ? '\\' : 0;
-}
+static inline char runpatch_escape_letter(char c) { return c == '\t' ? 't' : c == '\n' ? 'n' : c == '\\' ? '\\' : 0; }
 
 /* The character an escape letter stands for (an unknown letter stands for itself). */
-static inline char runpatch_unescaped(char letter) {
-  return letter == 't' ? '\t' : letter == 'n' ? '\n' : letter;
-}
+static inline char runpatch_unescaped(char letter) { return letter == 't' ? '\t' : letter == 'n' ? '\n' : letter; }
 
 #endif

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "pathlib.hpp"
+#include "scanning/pathlib.hpp"
 
 namespace runpatch {
 

@@ -1,7 +1,7 @@
 // auto-patchelf.py's rules (NixOS/nixpkgs, pkgs/by-name/au/auto-patchelf):
 // what it indexes, in which order, how it matches a dependency, which files it
 // skips and with which words, and the runpath it writes.
-#include "runpatch/policy/auto_patchelf.hpp"
+#include "runpatch/autopatchelf/auto_patchelf.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 #include <map>
 
 #include "auto_patchelf_index.hpp"
-#include "pathlib.hpp"
+#include "scanning/pathlib.hpp"
 #include "pyelftools_names.hpp"
 #include "runpatch/editing/commit_group.hpp"
 #include "runpatch/editing/edit.hpp"

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 
 namespace runpatch {
 

@@ -1,4 +1,4 @@
-#include "policy/nix_paths.hpp"
+#include "checking/nix_paths.hpp"
 
 #include <cctype>
 #include <string_view>

@@ -3,7 +3,7 @@
 #include <climits>
 #include <cstdlib>
 
-#include "pathlib.hpp"
+#include "scanning/pathlib.hpp"
 #include "pyelftools_names.hpp"
 #include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/reading/elf_info.hpp"

@@ -1,4 +1,4 @@
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 
 namespace runpatch {
 

@@ -1,4 +1,4 @@
-#include "policy/check_nix_rules.hpp"
+#include "checking/check_nix_rules.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "policy/nix_paths.hpp"
+#include "checking/nix_paths.hpp"
 #include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/cuda/cuda.hpp"
 #include "runpatch/editing/edit.hpp"

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 #include "runpatch/cuda/l4t_versions.hpp"
-#include "policy/check_nix_rules.hpp"
+#include "checking/check_nix_rules.hpp"
 
 namespace runpatch::check_rules_jetson {
 

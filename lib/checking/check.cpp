@@ -11,11 +11,11 @@
 #include <mutex>
 #include <set>
 
-#include "policy/check_jetson_rules.hpp"
-#include "policy/check_nix_rules.hpp"
-#include "policy/nix_paths.hpp"
+#include "checking/check_jetson_rules.hpp"
+#include "checking/check_nix_rules.hpp"
+#include "checking/nix_paths.hpp"
 #include "runpatch/reading/loader_paths.hpp"
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 #include "runpatch/reading/elf_types.hpp"
 #include "runpatch/resolving/resolution_cache.hpp"
 #include "runpatch/cuda/cuda.hpp"

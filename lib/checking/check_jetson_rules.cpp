@@ -1,10 +1,10 @@
-#include "policy/check_jetson_rules.hpp"
+#include "checking/check_jetson_rules.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "policy/nix_paths.hpp"
+#include "checking/nix_paths.hpp"
 #include "runpatch/cuda/cuda.hpp"
 #include "runpatch/reading/loader_paths.hpp"
 #include "runpatch/policy/policy.hpp"

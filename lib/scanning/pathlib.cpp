@@ -1,4 +1,4 @@
-#include "pathlib.hpp"
+#include "scanning/pathlib.hpp"
 
 #include <dirent.h>
 #include <fnmatch.h>

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "runpatch/policy/check.hpp"
+#include "runpatch/checking/check.hpp"
 #include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch::check_rules_nix {
