@@ -1,4 +1,5 @@
-// Every public header of lib/autopatchelf/ (include/runpatch/autopatchelf/), for a consumer that wants the whole module.
+// Every public header of lib/autopatchelf/ (include/runpatch/autopatchelf/), for a consumer that wants the whole
+// module.
 #pragma once
 
 #include "runpatch/autopatchelf/auto_patchelf.hpp"

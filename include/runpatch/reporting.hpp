@@ -6,5 +6,6 @@
 #include "runpatch/reporting/elf_info_report.hpp"
 #include "runpatch/reporting/json_text.hpp"
 #include "runpatch/reporting/open_attempts_report.hpp"
+#include "runpatch/reporting/trace_report.hpp"
 #include "runpatch/reporting/tree_report.hpp"
 #include "runpatch/reporting/utf8.hpp"

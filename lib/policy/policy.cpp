@@ -162,4 +162,22 @@ EditRequest policy_request(const RunpathPolicy& policy) {
   return request;
 }
 
+Expected<std::optional<std::string>> validate_compat_dir(const std::string& dir) {
+  auto refuse = [&](std::string why) { return make_error(ErrorCode::InvalidInput, "", std::move(why)); };
+  auto at = dir.find('@');
+  if (dir.empty() || (at != std::string::npos && dir.find('@', at + 1) != std::string::npos))
+    return refuse(
+        fmt::format("--libcuda '{}' is empty or holds an unsubstituted @placeholder@ (set cudaCompatLibcudaDir)", dir));
+  if (dir[0] != '/' && !starts_with_origin(dir))
+    return refuse(
+        fmt::format("--libcuda '{}' is relative: the loader would resolve it against the current directory", dir));
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(dir, ec))
+    return refuse(fmt::format("--libcuda '{}' is a file; give the directory that holds libcuda.so.1 ('{}')", dir,
+                              std::filesystem::path(dir).parent_path().string()));
+  if (!dir.starts_with("$") && !std::filesystem::is_directory(dir, ec))
+    return std::optional<std::string>(fmt::format("--libcuda '{}' does not exist here (written anyway)", dir));
+  return std::optional<std::string>();
+}
+
 }  // namespace runpatch

@@ -85,29 +85,14 @@ Command add_driver_command(CLI::App& root) {
           }};
 }
 
-// A --libcuda value a runpath can hold: absolute (or $ORIGIN-relative), no
-// unsubstituted @placeholder@, a directory and not libcuda.so.1 itself. A
-// directory that does not exist is only warned about: it may exist where the
-// program runs. Returns false (after the error) when the value is refused.
+// The library judges the value; the tool words it as the compat command's.
 bool usable_compat_dir(const std::string& dir) {
-  auto at = dir.find('@');
-  if (dir.empty() || (at != std::string::npos && dir.find('@', at + 1) != std::string::npos)) {
-    log_error("compat: --libcuda '{}' is empty or holds an unsubstituted @placeholder@ (set cudaCompatLibcudaDir)",
-              dir);
+  auto verdict = validate_compat_dir(dir);
+  if (!verdict) {
+    log_error("compat: {}", verdict.error().message());
     return false;
   }
-  if (dir[0] != '/' && !starts_with_origin(dir)) {
-    log_error("compat: --libcuda '{}' is relative: the loader would resolve it against the current directory", dir);
-    return false;
-  }
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(dir, ec)) {
-    log_error("compat: --libcuda '{}' is a file; give the directory that holds libcuda.so.1 ('{}')", dir,
-              std::filesystem::path(dir).parent_path().string());
-    return false;
-  }
-  if (!dir.starts_with("$") && !std::filesystem::is_directory(dir, ec))
-    log_warning("compat: warning: --libcuda '{}' does not exist here (written anyway)", dir);
+  if (*verdict) log_warning("compat: warning: {}", **verdict);
   return true;
 }
 

@@ -36,6 +36,13 @@ struct RunpathPolicy {
   static Expected<RunpathPolicy> from_json_text(const std::string& text, const std::string& origin);
 };
 
+// A cuda_compat directory (`--libcuda`) a runpath can hold: absolute (or
+// $ORIGIN-relative), no unsubstituted @placeholder@, a directory and not
+// libcuda.so.1 itself: else an InvalidInput error. A directory that does not
+// exist here is accepted (it may exist where the program runs), with the
+// words of a warning.
+Expected<std::optional<std::string>> validate_compat_dir(const std::string& dir);
+
 // The runpath the policy gives a file whose runpath is now `current`;
 // compat_entries: entries of it found to be compat layers by their content
 // (compat_entries_by_content), placed with the compat layer wherever they are.
