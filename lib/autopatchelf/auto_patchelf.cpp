@@ -135,7 +135,7 @@ bool has_layers(const RunpathPolicy& p) { return p.driver || !p.compat_dirs.empt
 // The script's patchelf runs, one after the other as it makes them: each
 // reads the file the run before wrote. A failed run ends the file's edits
 // (the script stops there too, with the earlier run's edit in place).
-void run_as_script(const std::string& path, const Context& c, AutoPatchedFile& out) {
+void run_as_script(const std::string& path, size_t ticket, const Context& c, AutoPatchedFile& out) {
   const AutoPatchelfOptions& o = c.o;
   if (o.edit.dry_run) return;
   auto run = [&](std::string option, std::string value) -> std::optional<PatchelfRunOutput> {
@@ -156,11 +156,13 @@ void run_as_script(const std::string& path, const Context& c, AutoPatchedFile& o
   cache.resolution_cache = o.extra.resolution_cache;
   EditOptions options = o.edit;
   options.group = c.group;
+  options.group_ticket = ticket;
   auto edited = edit_elf_file(path, cache, options);
   if (!edited) out.error = edited.error();
 }
 
-void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out) {
+// ticket: the file's index in the run, which names it among the group's failures.
+void patch_file(const std::string& path, size_t ticket, const Context& c, AutoPatchedFile& out) {
   const AutoPatchelfOptions& o = c.o;
   out.path = path;
   auto info = read_elf_info(path);
@@ -213,7 +215,7 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   if (info->debug_only) return;
 
   if (o.run_patchelf && !o.patchelf_flags.empty()) {
-    run_as_script(path, c, out);
+    run_as_script(path, ticket, c, out);
     return;
   }
   // Without flags the script's runs amount to one request: one write.
@@ -223,23 +225,13 @@ void patch_file(const std::string& path, const Context& c, AutoPatchedFile& out)
   if (out.set_interpreter) request.interpreter = *o.interpreter;
   EditOptions options = o.edit;
   options.group = c.group;
+  options.group_ticket = ticket;
   auto edited = edit_elf_file(path, request, options);
   if (!edited) {
     out.error = edited.error();
     return;
   }
   for (const auto& warning : edited->warnings) out.warnings.push_back(warning.text);
-}
-
-// Which file a commit failure belongs to: the group names the path that was
-// edited, a regular file of the list (the same name, or the same inode).
-size_t index_of_failed(const Error& failure, const std::map<std::string, size_t>& first,
-                       const std::vector<std::string>& unique) {
-  if (auto it = first.find(failure.file); it != first.end()) return it->second;
-  std::error_code ec;
-  for (size_t i = 0; i < unique.size(); ++i)
-    if (std::filesystem::equivalent(unique[i], failure.file, ec)) return i;
-  return 0;  // unreachable: every edit of the group was one of the list's
 }
 
 }  // namespace
@@ -283,8 +275,8 @@ AutoPatchelfResult auto_patchelf(const AutoPatchelfOptions& o) {
   std::vector<AutoPatchedFile> patched(unique.size());
   CommitGroup group(o.edit.durability);
   if (!o.edit.dry_run) context.group = &group;
-  parallel_for(unique.size(), o.threads, [&](size_t i) { patch_file(unique[i], context, patched[i]); });
-  for (auto& failure : group.commit()) patched[index_of_failed(failure, first, unique)].error = std::move(failure);
+  parallel_for(unique.size(), o.threads, [&](size_t i) { patch_file(unique[i], i, context, patched[i]); });
+  for (auto& failure : group.commit()) patched.at(failure.ticket).error = std::move(failure.error);
   for (const auto& f : order) result.files.push_back(patched[first[f]]);
 
   for (const auto& f : result.files)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cerrno>
 #include <map>
 #include <mutex>
@@ -45,7 +46,7 @@ struct CommitGroup::State {
   std::mutex mutex;                    // pending, failures, the test budget
   std::mutex committing;               // one commit at a time
   std::vector<PendingCommit> pending;  // the first step of each already ran
-  std::vector<Error> failures;
+  std::vector<CommitFailure> failures;
   std::atomic<size_t> barriers{0};
   std::optional<size_t> steps_left;  // testing: a crash after so many steps
   bool stopped = false;
@@ -68,9 +69,9 @@ struct CommitGroup::State {
     return stopped;
   }
 
-  void fail(Error error) {
+  void fail(const PendingCommit& p, Error error) {
     std::lock_guard<std::mutex> guard(mutex);
-    failures.push_back(std::move(error));
+    failures.push_back({p.ticket, std::move(error)});
   }
 
   // One barrier after step i of the files in `ran`: the ones it could not make durable fail.
@@ -95,7 +96,7 @@ std::vector<bool> CommitGroup::State::sync_file_systems(const std::vector<Synced
   for (size_t i = 0; i < ran.size(); ++i)
     if (auto it = failed.find(device[i]); it != failed.end()) {
       ok[i] = false;
-      fail(system_error(ran[i].pending->path, "cannot sync its file system", it->second));
+      fail(*ran[i].pending, system_error(ran[i].pending->path, "cannot sync its file system", it->second));
     }
   return ok;
 }
@@ -106,7 +107,7 @@ std::vector<bool> CommitGroup::State::sync_each_file(const std::vector<Synced>& 
     auto status = sync_step(ran[i].pending->steps[ran[i].step], ran[i].pending->path);
     if (status) return;
     ok[i] = 0;
-    fail(status.error());
+    fail(*ran[i].pending, status.error());
   });
   return {ok.begin(), ok.end()};
 }
@@ -139,7 +140,7 @@ void CommitGroup::State::commit_pending() {
       if (step > 0) {
         if (auto status = run_step(batch[i], step); !status) {
           going[i] = false;
-          fail(status.error());
+          fail(batch[i], status.error());
           continue;
         }
       }
@@ -159,7 +160,10 @@ CommitGroup::CommitGroup(Durability durability, Barrier barrier, uint64_t max_he
   state_->max_held_bytes = max_held_bytes;
 }
 
-CommitGroup::~CommitGroup() { state_->commit_pending(); }
+CommitGroup::~CommitGroup() {
+  state_->commit_pending();
+  assert(state_->failures.empty() && "a commit group's failures were never reported: call commit()");
+}
 
 Status CommitGroup::add(PendingCommit pending) {
   if (pending.steps.empty()) return {};
@@ -186,7 +190,7 @@ Status CommitGroup::add(PendingCommit pending) {
 
 void CommitGroup::commit_before_waiting() { state_->commit_pending(); }
 
-std::vector<Error> CommitGroup::commit() {
+std::vector<CommitFailure> CommitGroup::commit() {
   state_->commit_pending();
   std::lock_guard<std::mutex> guard(state_->mutex);
   return std::exchange(state_->failures, {});

@@ -35,6 +35,7 @@ struct PendingCommit {
   // Disk space the pending steps hold: an edited copy not yet renamed over
   // its file (the old file still takes its own).
   uint64_t held_bytes = 0;
+  size_t ticket = 0;  // EditOptions::group_ticket: names the edit among the group's failures
 };
 
 // The barrier after step, for that step's file alone.

@@ -213,7 +213,10 @@ void warn_of_rpath_conversion(const std::string& name, const EditRequest& reques
 // Alone, each step followed by its sync (when durable); in a group, the rest
 // waits for the group's commit.
 Status commit(PendingCommit pending, const EditOptions& options) {
-  if (options.group) return options.group->add(std::move(pending));
+  if (options.group) {
+    pending.ticket = options.group_ticket;
+    return options.group->add(std::move(pending));
+  }
   return run_alone(pending, syncs(options.durability, pending.path));
 }
 

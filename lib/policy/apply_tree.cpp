@@ -12,17 +12,12 @@ namespace runpatch {
 namespace {
 
 // A file whose edit failed at the group's commit is old (or new without its
-// cleanup): reported as failed, as if its edit had.
-void record_commit_failures(std::vector<Error> failures, PolicyRun& run) {
+// cleanup): reported as failed, as if its edit had. Tickets are file indices.
+void record_commit_failures(std::vector<CommitFailure> failures, PolicyRun& run) {
   for (auto& failure : failures) {
-    auto it = std::find_if(run.files.begin(), run.files.end(),
-                           [&](const PolicyFileOutcome& f) { return f.path == failure.file; });
-    if (it == run.files.end()) {
-      run.problems.push_back(std::move(failure));
-      continue;
-    }
-    it->status = PolicyFileOutcome::Status::Failed;
-    it->error = failure.message();
+    auto& file = run.files.at(failure.ticket);
+    file.status = PolicyFileOutcome::Status::Failed;
+    file.error = failure.error.message();
   }
 }
 
@@ -55,7 +50,9 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
       return;
     }
     out.old_runpath = effective_runpath(*info);
-    auto outcome = edit_elf_file(path, request, options);
+    EditOptions own = options;
+    own.group_ticket = i;
+    auto outcome = edit_elf_file(path, request, own);
     if (!outcome) {
       out.status = PolicyFileOutcome::Status::Failed;
       out.error = outcome.error().message();

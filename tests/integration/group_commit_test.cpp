@@ -110,7 +110,7 @@ class GroupCommit : public ::testing::Test {
       EXPECT_TRUE(edited) << edited.error().message();
     }
     auto failures = group.commit();
-    for (const auto& f : failures) ADD_FAILURE() << f.message();
+    for (const auto& f : failures) ADD_FAILURE() << f.error.message();
     return group.barriers();
   }
 
@@ -242,6 +242,30 @@ TEST_F(GroupCommit, EditedCopiesWaitingForTheirRenameAreBoundedInBytes) {
 // One file under two names in one group: the second edit waits for the
 // first's lock, which the group holds until it commits; the group commits
 // first instead of waiting for itself.
+// A failure at the group's commit comes back under the ticket the edit was
+// given (the caller's index), whatever name the group knows the file by.
+TEST_F(GroupCommit, ACommitFailureComesBackUnderItsEditsTicket) {
+  auto libs = fresh_libraries(3);
+  CommitGroup group(Durability::Sync);
+  EditOptions options;
+  options.atomic_copy = true;  // copies: their renames wait for the commit
+  options.durability = Durability::Sync;
+  options.group = &group;
+  for (size_t i = 0; i < libs.size(); ++i) {
+    options.group_ticket = 10 + i;
+    auto edited = edit_elf_file(libs[i], request_, options);
+    ASSERT_TRUE(edited) << edited.error().message();
+    ASSERT_EQ(edited->written_as, WrittenAs::Copy);
+  }
+  fs::remove_all(libs[1].parent_path());  // the second copy's rename has nowhere to go
+  auto failures = group.commit();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].ticket, 11u) << failures[0].error.message();
+  EXPECT_NE(failures[0].error.message().find("t1"), std::string::npos) << failures[0].error.message();
+  expect_runs(libs[0], "committed");
+  expect_runs(libs[2], "committed");
+}
+
 TEST_F(GroupCommit, TheSameFileUnderTwoNamesDoesNotWaitForItself) {
   auto libs = fresh_libraries(1);
   fs::path hard_link = dir_ / "t0/lib/libgreet-link.so";

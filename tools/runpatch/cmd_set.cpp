@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 
 #include "../common/log.hpp"
 #include "../common/patchelf_args.hpp"
@@ -109,23 +110,15 @@ struct SetOptions {
   }
 };
 
-// Whether the group's commit failed for the file written as `written` (the
-// group names a symlink's target).
-bool failed_at_commit(const std::string& written, const std::vector<Error>& failures) {
-  std::error_code ec;
-  return std::any_of(failures.begin(), failures.end(), [&](const Error& failure) {
-    return failure.file == written || std::filesystem::equivalent(failure.file, written, ec);
-  });
-}
-
 // Edits each file, all committed together (one barrier per commit step, not
 // per file); a file's line is printed once its edit is committed.
 int edit_each(const SetOptions& o, const EditRequest& request, EditOptions options) {
   CommitGroup group(options.durability);
   if (!options.dry_run) options.group = &group;
   int status = kExitOk;
-  std::vector<std::pair<std::string, EditOutcome>> edited;
+  std::vector<std::pair<std::string, EditOutcome>> edited;  // the ticket of each is its index here
   for (const auto& file : o.files) {
+    options.group_ticket = edited.size();
     auto outcome = edit_elf_file(file, request, options);
     if (!outcome) {
       log_error("{}", outcome.error().message());
@@ -134,12 +127,16 @@ int edit_each(const SetOptions& o, const EditRequest& request, EditOptions optio
     }
     edited.emplace_back(file, std::move(*outcome));
   }
-  std::vector<Error> failures = group.commit();
-  for (const auto& failure : failures) log_error("{}", failure.message());
-  if (!failures.empty()) status = kExitProblem;
-  for (const auto& [file, outcome] : edited) {
+  std::set<size_t> failed;
+  for (const auto& failure : group.commit()) {
+    log_error("{}", failure.error.message());
+    failed.insert(failure.ticket);
+    status = kExitProblem;
+  }
+  for (size_t i = 0; i < edited.size(); ++i) {
+    const auto& [file, outcome] = edited[i];
     for (const auto& warning : outcome.warnings) log_warning("{}: warning: {}", file, warning.text);
-    if (verbosity().quiet || failed_at_commit(o.output ? *o.output : file, failures)) continue;  // -q: problems only
+    if (verbosity().quiet || failed.count(i)) continue;  // -q: problems only
     // With -o the edited file is the output: name both.
     print_outcome(o.output ? fmt::format("{} -> {}", file, *o.output) : file, outcome, o.dry_run, request);
   }

@@ -16,6 +16,13 @@ namespace runpatch {
 
 struct PendingCommit;  // lib/editing/commit_steps.hpp
 
+// An edit of the group whose commit failed: the ticket its EditOptions gave
+// (group_ticket), and the error naming its file.
+struct CommitFailure {
+  size_t ticket = 0;
+  Error error;
+};
+
 // Each edit given EditOptions::group writes its first step (an appended
 // tail, or a whole edited copy) as it is made and leaves the rest pending;
 // commit() then runs step 1 of every pending edit, one barrier, step 2, one
@@ -40,14 +47,14 @@ class CommitGroup {
 
   explicit CommitGroup(Durability durability, Barrier barrier = Barrier::FileSystem,
                        uint64_t max_held_bytes = kDefaultMaxHeldBytes);
-  ~CommitGroup();  // commits what is still pending (its failures unreported: call commit())
+  ~CommitGroup();  // commits what is still pending; a failure commit() did not return is a bug (asserted)
   CommitGroup(const CommitGroup&) = delete;
   CommitGroup& operator=(const CommitGroup&) = delete;
 
   // Commits every pending edit. Returns the edits that failed, since the last
-  // call, each error naming its file (which is then old, or new without
-  // the later cleanup: docs/editing.md §4).
-  std::vector<Error> commit();
+  // call, by their tickets, each error naming its file (which is then old, or
+  // new without the later cleanup: docs/editing.md §4).
+  std::vector<CommitFailure> commit();
 
   // How many barriers the group has run (for benches and tests).
   size_t barriers() const;

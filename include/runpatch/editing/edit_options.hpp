@@ -51,6 +51,9 @@ struct EditOptions {
   // Commit as part of this group (commit_group.hpp): the edit's first step is
   // written now, the rest when the group commits, whose errors it reports.
   CommitGroup* group = nullptr;
+  // What names this edit among the group's failures (CommitFailure::ticket):
+  // the caller's own key, e.g. the file's index in its list.
+  size_t group_ticket = 0;
   // Where the dynamic table is read: patchelf's front end also edits a file
   // without PT_DYNAMIC through its `.dynamic` section (reading/elf_info.hpp).
   DynamicSource dynamic_source = DynamicSource::Segment;
