@@ -15,10 +15,9 @@ constexpr uint64_t kMaxHole = uint64_t(1) << 30;
 // old strings and the copy is the same whichever edits led to it.
 template <class E>
 uint64_t kept_strings_size(const PlanInputs<E>& in) {
-  auto used = in.symbol_string_refs();
+  auto used = in.surviving_string_refs();
   if (!used) return in.table.strtab_size;  // cannot tell what is referenced: keep everything
-  in.add_unchanged_entry_refs(*used);
-  uint64_t end = 1;  // the empty string at offset 0
+  uint64_t end = 1;                        // the empty string at offset 0
   for (const auto& r : *used) end = std::max(end, r.end);
   return std::min<uint64_t>(end, in.table.strtab_size);
 }

@@ -1,12 +1,11 @@
 #include <fcntl.h>
-
-#include <csignal>
 #include <unistd.h>
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 

@@ -106,6 +106,15 @@ struct PlanInputs {
       if (e.text && !e.changed) into.push_back({e.value, e.value + e.text->size() + 1});
   }
 
+  // What the edited file still references in the string table: symbols,
+  // versions and the entries the request keeps; nullopt when the symbols
+  // cannot be enumerated.
+  std::optional<std::vector<ByteRange>> surviving_string_refs() const {
+    auto live = symbol_string_refs();
+    if (live) add_unchanged_entry_refs(*live);
+    return live;
+  }
+
   // Whether the strings, entries or names the loader reads through the string table change.
   bool strings_change() const {
     return model.any_changed(original) || !version_need_renames.empty() || !renamer.empty();
@@ -132,12 +141,10 @@ struct PlanInputs {
   // section shares the table's bytes (they may be its strings).
   void zero_unreferenced_strings(std::vector<uint8_t>& strings, std::vector<ByteRange> live) const {
     StringSpace unreferenced(strings.size(), std::move(live));
-    if (!shares_bytes_with_other_sections(table.strtab_offset, table.strtab_size, elf::SHT_STRTAB)) {
+    if (shares_bytes_with_other_sections(table.strtab_offset, table.strtab_size, elf::SHT_STRTAB))
+      zero_old_entry_strings(unreferenced, strings, 0);
+    else
       unreferenced.zero_free_bytes(strings, {0, strings.size()});
-      return;
-    }
-    for (const auto& e : original.entries)
-      if (e.text) unreferenced.zero_free_bytes(strings, {e.value, e.value + e.text->size() + 1});
   }
 
   // Zeroes, in `strings` (the table's first strings.size() bytes, or a copy
@@ -149,10 +156,15 @@ struct PlanInputs {
   // `runpath_mark`: the byte a replaced runpath's text is overwritten with
   // instead (patchelf's 'X'; its NUL stays).
   void zero_replaced_strings(std::vector<uint8_t>& strings, uint8_t runpath_mark = 0) const {
-    auto live = symbol_string_refs();
+    auto live = surviving_string_refs();
     if (!live) return;  // cannot tell what is referenced: zero nothing
-    add_unchanged_entry_refs(*live);
-    StringSpace unreferenced(strings.size(), std::move(*live));
+    zero_old_entry_strings(StringSpace(strings.size(), std::move(*live)), strings, runpath_mark);
+  }
+
+ private:
+  // The bytes of the original entries' strings that `unreferenced` holds, zeroed (or marked).
+  void zero_old_entry_strings(const StringSpace& unreferenced, std::vector<uint8_t>& strings,
+                              uint8_t runpath_mark) const {
     for (const auto& e : original.entries) {
       if (!e.text) continue;
       bool marked = runpath_mark != 0 && DynamicModel::is_runpath_entry(e);

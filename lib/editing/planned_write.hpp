@@ -84,8 +84,8 @@ inline bool has_phase(const EditPlan& plan, WritePhase phase) {
 
 // Whether one write switches the file from old to new: exactly one Commit
 // write, inside one sector. Prepare writes go where nothing reads yet, and
-// Cleanup writes only to what tools read or nothing references, so a crash before that write leaves
-// the old file and after it the new one.
+// Cleanup writes only to what tools read or nothing references, so a crash
+// before that write leaves the old file and after it the new one.
 inline bool commits_in_one_write(const EditPlan& plan) {
   const PlannedWrite* commit = nullptr;
   for (const auto& w : plan.writes) {

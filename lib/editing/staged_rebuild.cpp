@@ -47,6 +47,35 @@ uint64_t shift_into_interim(std::span<elf::Phdr<E>> entries, uint64_t from, uint
   return shift;
 }
 
+// The bytes from offset 0 that switch readers to the interim copy and back:
+// as they are, as the interim needs them, and as the edit leaves them.
+struct Fronts {
+  std::vector<uint8_t> old, interim, final;
+  WriteKind to_interim, back;
+};
+
+// The plan's writes, staged: its other Prepare writes and the interim copy
+// `shift` past the segment's place; the commit of the fronts to the interim;
+// then (nothing reads the earlier segment) the segment in its place; the
+// switch back. What only tools read (section headers, symbol values) is
+// written with the segment, before the switch, as a staged table commit's is.
+void write_staged(EditPlan& plan, PlannedWrite& segment, std::vector<uint8_t> interim_segment, uint64_t shift,
+                  const Fronts& fronts) {
+  uint64_t from = segment.offset;
+  std::vector<PlannedWrite> staged;
+  for (auto& w : plan.writes)
+    if (w.phase == WritePhase::Prepare && &w != &segment) staged.push_back(std::move(w));
+  staged.push_back({WritePhase::Prepare, from + shift, std::move(interim_segment), WriteKind::AppendedSegmentInterim});
+  if (auto w = changed_bytes_write(WritePhase::Commit, 0, fronts.old, fronts.interim, fronts.to_interim))
+    staged.push_back(std::move(*w));
+  staged.push_back({WritePhase::Cleanup, from, std::move(segment.bytes), WriteKind::AppendedSegment});
+  if (auto w = changed_bytes_write(WritePhase::Switch, 0, fronts.interim, fronts.final, fronts.back))
+    staged.push_back(std::move(*w));
+  for (auto& w : plan.writes)
+    if (w.phase == WritePhase::Cleanup) staged.push_back(std::move(w));
+  plan.writes = std::move(staged);
+}
+
 // The program header table lies in the rebuilt segment (moved there by an
 // earlier edit): the interim copy carries its own table, its entries into
 // the segment pointing into the copy, and the ELF header's e_phoff is the
@@ -67,21 +96,13 @@ Expected<bool> stage_rebuild_with_table(const MappedElfView<E>& view, std::span<
   std::vector<uint8_t> interim_segment = segment.bytes;
   auto entries = std::span<Phdr>(struct_at<Phdr>(interim_segment, phoff - from), new_eh.e_phnum);
   uint64_t shift = shift_into_interim<E>(entries, from, to, file.size());
-  std::vector<uint8_t> interim_header = final_header;
-  struct_at<Ehdr>(interim_header, 0)->e_phoff = phoff + shift;
-  const std::vector<uint8_t> old_header(file.begin(), file.begin() + sizeof(Ehdr));
-  std::vector<PlannedWrite> staged;
-  for (auto& w : plan.writes)
-    if (w.phase == WritePhase::Prepare && &w != &segment) staged.push_back(std::move(w));
-  staged.push_back({WritePhase::Prepare, from + shift, std::move(interim_segment), WriteKind::AppendedSegmentInterim});
-  if (auto w = changed_bytes_write(WritePhase::Commit, 0, old_header, interim_header, WriteKind::ElfHeaderInterim))
-    staged.push_back(std::move(*w));
-  staged.push_back({WritePhase::Cleanup, from, std::move(segment.bytes), WriteKind::AppendedSegment});
-  if (auto w = changed_bytes_write(WritePhase::Switch, 0, interim_header, final_header, WriteKind::ElfHeader))
-    staged.push_back(std::move(*w));
-  for (auto& w : plan.writes)
-    if (w.phase == WritePhase::Cleanup) staged.push_back(std::move(w));
-  plan.writes = std::move(staged);
+  Fronts headers{{file.begin(), file.begin() + sizeof(Ehdr)},
+                 final_header,
+                 final_header,
+                 WriteKind::ElfHeaderInterim,
+                 WriteKind::ElfHeader};
+  struct_at<Ehdr>(headers.interim, 0)->e_phoff = phoff + shift;
+  write_staged(plan, segment, std::move(interim_segment), shift, headers);
   return true;
 }
 
@@ -101,30 +122,17 @@ Expected<bool> stage_rebuild(const MappedElfView<E>& view, std::span<const uint8
   if (phoff != uint64_t(view.ehdr().e_phoff) || phoff < sizeof(Ehdr) || front_end > *plan.reclaimed_from) return false;
   for (const auto& w : plan.writes)
     if (w.phase == WritePhase::Commit && w.offset + w.bytes.size() > front_end) return false;
-  const std::vector<uint8_t> final_front = front_after_commit(file, plan, front_end);
+  std::vector<uint8_t> final_front = front_after_commit(file, plan, front_end);
   // The interim: entries into the rebuilt bytes point at a copy `shift` further,
   // a multiple of their alignment (offset and address stay congruent).
-  uint64_t from = segment->offset, to = from + segment->bytes.size();
-  std::vector<uint8_t> interim_front = final_front;
-  uint64_t shift = shift_into_interim<E>(std::span<Phdr>(struct_at<Phdr>(interim_front, phoff), new_eh.e_phnum), from,
-                                         to, file.size());
-
-  std::vector<uint8_t> old_front(file.begin(), file.begin() + std::ptrdiff_t(front_end));
-  std::vector<PlannedWrite> staged;
-  for (auto& w : plan.writes)
-    if (w.phase == WritePhase::Prepare && &w != segment) staged.push_back(std::move(w));
-  staged.push_back({WritePhase::Prepare, from + shift, segment->bytes, WriteKind::AppendedSegmentInterim});
-  if (auto w = changed_bytes_write(WritePhase::Commit, 0, old_front, interim_front, WriteKind::ProgramHeadersToInterim))
-    staged.push_back(std::move(*w));
-  // Now nothing reads the earlier segment: the new one is written in its place.
-  staged.push_back({WritePhase::Cleanup, from, std::move(segment->bytes), WriteKind::AppendedSegment});
-  if (auto w = changed_bytes_write(WritePhase::Switch, 0, interim_front, final_front, WriteKind::ProgramHeaders))
-    staged.push_back(std::move(*w));
-  // What only tools read (section headers, symbol values) is written with the
-  // segment, before the switch, as a staged table commit's is.
-  for (auto& w : plan.writes)
-    if (w.phase == WritePhase::Cleanup) staged.push_back(std::move(w));
-  plan.writes = std::move(staged);
+  Fronts tables{{file.begin(), file.begin() + std::ptrdiff_t(front_end)},
+                final_front,
+                final_front,
+                WriteKind::ProgramHeadersToInterim,
+                WriteKind::ProgramHeaders};
+  uint64_t shift = shift_into_interim<E>(std::span<Phdr>(struct_at<Phdr>(tables.interim, phoff), new_eh.e_phnum),
+                                         segment->offset, segment->offset + segment->bytes.size(), file.size());
+  write_staged(plan, *segment, segment->bytes, shift, tables);
   return true;
 }
 

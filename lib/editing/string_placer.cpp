@@ -85,8 +85,7 @@ PlacedStrings StringPlacer<E>::in_extended_table(uint64_t kept_size) const {
   std::vector<uint8_t> kept = in_.copy_range(in_.table.strtab_offset, kept_size);
   if (in_.options.mark_replaced_runpath) {
     in_.zero_replaced_strings(kept, uint8_t('X'));  // patchelf marks the one it replaces, keeps the rest
-  } else if (auto live = in_.symbol_string_refs()) {
-    in_.add_unchanged_entry_refs(*live);
+  } else if (auto live = in_.surviving_string_refs()) {
     in_.zero_unreferenced_strings(kept, std::move(*live));
   }
   auto table = layout::extended_string_table(kept, added, kStringSlack);

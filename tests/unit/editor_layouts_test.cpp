@@ -490,21 +490,35 @@ TEST_P(EditorLayouts, EachWayOfFindingRoomIsTakenWhereTheRulesSay) {
   }
 }
 
-// The program header table moved into an earlier edit's segment (nothing
-// after it could move): a later edit replaces that segment, whose entry
-// takes the new one, so the table is as long as one edit of the original
-// makes it and a chain of edits gives the bytes of that one edit (it grew
-// by an entry per edit: 28 auditwheel-edited wheels, bytes by hook order).
-TEST_P(EditorLayouts, AChainOverAMovedTableGivesTheBytesOfOneEdit) {
-  const Flavour f = GetParam();
-  const test::ImageDesc image = linker_shaped(f, {.section_headers = false, .runpath = "/short"});
-  const std::string name = test::flavour_name(f);
-  fs::path chain = test::write_image_case("editor_layouts/moved-chain" + name, image).path;
-  fs::path one = test::write_image_case("editor_layouts/moved-one" + name, image).path;
+// A library whose first edit (long_runpath) must move its program header
+// table into the new segment (without section headers nothing after the
+// table can be proven free), and the runpath of a second edit.
+struct MovedTableCase {
   const std::string final_runpath = kLongRunpath + ":/second/edit";
   EditRequest first, second;
-  long_runpath(first);
-  second.runpath = set_runpath_update(final_runpath);
+  MovedTableCase() {
+    long_runpath(first);
+    second.runpath = set_runpath_update(final_runpath);
+  }
+  // The original file, written under editor_layouts/NAME plus the flavour's name.
+  static fs::path write(const Flavour& f, const std::string& name) {
+    return test::write_image_case("editor_layouts/" + name + test::flavour_name(f),
+                                  linker_shaped(f, {.section_headers = false, .runpath = "/short"}))
+        .path;
+  }
+};
+
+// The program header table moved into an earlier edit's segment: a later
+// edit replaces that segment, whose entry takes the new one, so the table is
+// as long as one edit of the original makes it and a chain of edits gives
+// the bytes of that one edit (it grew by an entry per edit: 2 of the GPU
+// venv's auditwheel-edited wheels, bytes by hook order).
+TEST_P(EditorLayouts, AChainOverAMovedTableGivesTheBytesOfOneEdit) {
+  const Flavour f = GetParam();
+  const MovedTableCase c;
+  fs::path chain = MovedTableCase::write(f, "moved-chain"), one = MovedTableCase::write(f, "moved-one");
+  const auto &first = c.first, &second = c.second;
+  const std::string& final_runpath = c.final_runpath;
   auto earlier = edit_elf_file(chain, first, {});
   ASSERT_TRUE(earlier) << earlier.error().message();
   ASSERT_EQ(earlier->layout, std::vector<LayoutStep>{LayoutStep::MovedProgramHeaders});
@@ -528,14 +542,10 @@ TEST_P(EditorLayouts, AChainOverAMovedTableGivesTheBytesOfOneEdit) {
 // before or after; the whole edit gives the copy's bytes.
 TEST_P(EditorLayouts, ARebuildOverAMovedTableIsStagedInTheFileAndEveryPrefixLoads) {
   const Flavour f = GetParam();
-  const test::ImageDesc image = linker_shaped(f, {.section_headers = false, .runpath = "/short"});
-  const std::string name = test::flavour_name(f);
-  fs::path file = test::write_image_case("editor_layouts/moved-staged" + name, image).path;
-  fs::path copy = test::write_image_case("editor_layouts/moved-staged-copy" + name, image).path;
-  EditRequest first, second;
-  long_runpath(first);
-  const std::string final_runpath = kLongRunpath + ":/second/edit";
-  second.runpath = set_runpath_update(final_runpath);
+  const MovedTableCase c;
+  fs::path file = MovedTableCase::write(f, "moved-staged"), copy = MovedTableCase::write(f, "moved-staged-copy");
+  const auto &first = c.first, &second = c.second;
+  const std::string& final_runpath = c.final_runpath;
   for (const auto& path : {file, copy}) ASSERT_TRUE(edit_elf_file(path, first, {}));
   ASSERT_TRUE(edit_elf_file(copy, second, {}));
   const std::vector<uint8_t> before = test::read_file(file), intended = test::read_file(copy);
