@@ -1,6 +1,9 @@
 #include "sarif_schema.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <sstream>
 
 #include "fixtures.hpp"
@@ -28,7 +31,9 @@ sys.exit(1 if errors else 0)
 
 std::optional<std::vector<std::string>> sarif_schema_violations(const nlohmann::json& log) {
   static std::atomic<int> serial{0};
-  auto file = scratch_dir("sarif-schema") / ("log-" + std::to_string(serial++) + ".sarif");
+  // A folder per test process: ctest runs several at once, each numbering from 0.
+  static const std::filesystem::path dir = scratch_dir("sarif-schema/" + std::to_string(::getpid()));
+  auto file = dir / ("log-" + std::to_string(serial++) + ".sarif");
   std::string text = log.dump(2);
   write_file(file, std::vector<uint8_t>(text.begin(), text.end()));
   // The system's python3: Debian's python3-jsonschema is installed for it (scripts/install-deps).
