@@ -40,6 +40,26 @@ bool fits_address_space(uint64_t vaddr, uint64_t size, uint64_t above) {
   return vaddr >= above && vaddr <= space_end && size <= space_end - vaddr;
 }
 
+// Past the segment, up to the end of the file, only what an earlier edit
+// copied there: the section names, then the section header table (an
+// executable's); appended_writes copies them again.
+template <class E>
+bool only_section_tables_past(const MappedElfView<E>& view, uint64_t from, uint64_t end) {
+  auto shdrs = view.shdrs();
+  uint64_t size = view.bytes().size(), shoff = view.ehdr().e_shoff;
+  uint64_t table_end = shoff + uint64_t(shdrs.size()) * sizeof(elf::Shdr<E>);
+  bool table_past = !shdrs.empty() && shoff >= end;
+  if (!shdrs.empty() && !table_past && table_end > from) return false;
+  if (table_past && table_end != size) return false;
+  uint64_t names_must_end = table_past ? shoff : size;
+  if (end == names_must_end) return true;
+  uint32_t names = view.shstrndx();
+  if (names == 0 || names >= shdrs.size() || (shdrs[names].sh_flags & elf::SHF_ALLOC)) return false;
+  uint64_t names_end = uint64_t(shdrs[names].sh_offset) + shdrs[names].sh_size;
+  // The table is 8-byte aligned after the names.
+  return shdrs[names].sh_offset >= end && names_end <= names_must_end && names_must_end - names_end < 8;
+}
+
 // Bytes the new segment is written over: the tail of an edit killed before
 // its commit (the reader recognizes it), or, when the result is a copy, the
 // segment of an earlier edit that ends the file with nothing else in it or
@@ -53,19 +73,8 @@ std::optional<uint64_t> reclaimable_tail(const PlanInputs<E>& in, const EarlierS
   if (!in.options.reclaim_earlier_segment || !segment) return std::nullopt;
   uint64_t from = segment->p_offset, end = from + uint64_t(segment->p_filesz);
   if (end > in.view.bytes().size()) return std::nullopt;
+  if (!only_section_tables_past(in.view, from, end)) return std::nullopt;
   const auto& eh = in.view.ehdr();
-  if (!in.view.shdrs().empty() && uint64_t(eh.e_shoff) + uint64_t(eh.e_shnum) * sizeof(elf::Shdr<E>) > from)
-    return std::nullopt;
-  // Past the segment, up to the end of the file, only the section names an
-  // earlier edit copied there (appended_writes copies them again).
-  if (end != in.view.bytes().size()) {
-    auto shdrs = in.view.shdrs();
-    uint32_t names = in.view.shstrndx();
-    if (names == 0 || names >= shdrs.size() || (shdrs[names].sh_flags & elf::SHF_ALLOC) ||
-        shdrs[names].sh_offset < end ||
-        uint64_t(shdrs[names].sh_offset) + shdrs[names].sh_size != in.view.bytes().size())
-      return std::nullopt;
-  }
   if (uint64_t(eh.e_phoff) < from && uint64_t(eh.e_phoff) + uint64_t(eh.e_phnum) * sizeof(elf::Phdr<E>) > from)
     return std::nullopt;
   for (const auto& ph : in.view.phdrs())

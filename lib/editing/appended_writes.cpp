@@ -237,8 +237,8 @@ class AppendedWriter {
 
   // The section headers, updated where they are when their number stays (only
   // tools read them, so they follow after the commit and cost no bytes), or
-  // appended after the segment when a section is added (the ELF header's
-  // write then switches e_shoff too).
+  // appended after the segment when a section is added or the section names
+  // lie there (the ELF header's write then switches e_shoff too).
   Expected<std::vector<MovedSection>> update_section_headers(EditPlan& plan, std::vector<uint8_t>& tail,
                                                              Ehdr& new_eh) const {
     if (view_.shdrs().empty()) return std::vector<MovedSection>();
@@ -250,7 +250,7 @@ class AppendedWriter {
       RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail));
     keep_a_section_after_moved(shdrs, tail, moved);
     auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
-    if (shdrs.size() == view_.shdrs().size()) {
+    if (shdrs.size() == view_.shdrs().size() && !table_follows_segment(shdrs)) {
       plan.writes.push_back(
           {WritePhase::Cleanup, uint64_t(view_.ehdr().e_shoff), std::move(sh_bytes), WriteKind::SectionHeaders});
       return moved;
@@ -284,6 +284,17 @@ class AppendedWriter {
     if (!overwritten && (view_.ehdr().e_type != elf::ET_EXEC || one_follows)) return;
     if (!view_.in_file(table.sh_offset, table.sh_size)) return;
     copy_names_past_segment(table, view_.bytes().subspan(table.sh_offset, table.sh_size), tail);
+  }
+
+  // With the section names copied past the segment (an executable), the
+  // section header table follows them and ends the file, as linkers and
+  // patchelf leave it (tools that append to an ELF file expect that). So does
+  // a table that lies in the bytes this edit writes over.
+  bool table_follows_segment(const std::vector<Shdr>& shdrs) const {
+    uint32_t names = view_.shstrndx();
+    bool names_past = names != 0 && names < shdrs.size() && uint64_t(shdrs[names].sh_offset) >= at_.seg_off;
+    bool overwritten = at_.reclaimed_from && uint64_t(view_.ehdr().e_shoff) >= *at_.reclaimed_from;
+    return names_past || overwritten;
   }
 
   // The section name table's bytes appended to the tail, past the segment, and its header pointed at them.

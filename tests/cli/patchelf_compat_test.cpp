@@ -9,9 +9,11 @@
 #include "fixtures.hpp"
 #include "readelf_oracle.hpp"
 #include "runpatch/reading/elf_info.hpp"
+#include "runpatch/reading/elf_types.hpp"
 #include "synthetic_elf.hpp"
 #include "tools_under_test.hpp"
 
+#include <cstring>
 #include <fstream>
 
 namespace runpatch {
@@ -185,6 +187,43 @@ TEST_F(PatchelfCompat, PatchelfEditsAProgramAfterOurLongerInterpreter) {
     auto ran = run_command({file.string()}, true);
     EXPECT_EQ(ran.exit_code, 0) << fmt::format("after patchelf {}: {}", fmt::join(edit, " "), ran.output);
     EXPECT_EQ(ran.output, "hello from lib\n") << fmt::format("{}", fmt::join(edit, " "));
+  }
+}
+
+// An executable whose dynamic strings move ends, as a linker's output and
+// patchelf's do, with its section header table (patchelf's suite pads such a
+// file to a page before its next edit: build-resolution-cache-no-pie). A
+// later edit that rebuilds the segment moves the table after it again: the
+// bytes are those of one edit, and the file still runs and strips.
+TEST_F(PatchelfCompat, AnExecutableEndsWithItsSectionHeadersAfterEveryEdit) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_section_headers_last");
+  fs::create_directories(dir / "lib");
+  fs::copy_file(host.dir / "lib/libgreet.so", dir / "lib/libgreet.so");
+  auto ends_with_section_headers = [](const fs::path& file) {
+    using Ehdr = elf::Ehdr<elf::Elf64LE>;
+    auto bytes = test::read_file(file);
+    if (bytes.size() < sizeof(Ehdr)) return false;
+    Ehdr eh;
+    std::memcpy(&eh, bytes.data(), sizeof eh);
+    return uint64_t(eh.e_shoff) + uint64_t(eh.e_shnum) * uint64_t(eh.e_shentsize) == bytes.size();
+  };
+  const std::string first = "$ORIGIN/lib:/first/" + std::string(100, 'a');
+  const std::string second = first + ":/second/" + std::string(300, 'b');
+  fs::path chain = dir / "chain", once = dir / "once";
+  fs::copy_file(host.dir / "prog-nopie", chain);
+  fs::copy_file(host.dir / "prog-nopie", once);
+  // runpatch set: its bytes depend on the final content only (patchelf's front end marks a replaced runpath).
+  for (const auto& [file, runpath] : {std::pair{chain, first}, {chain, second}, {once, second}}) {
+    auto r = run_command({RUNPATCH_CLI, "set", "--runpath", runpath, file.string()}, true);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(ends_with_section_headers(file)) << file << " with " << runpath.size() << " bytes of runpath";
+  }
+  EXPECT_EQ(test::read_file(chain), test::read_file(once));
+  for (const auto& step : std::vector<std::vector<std::string>>{{}, {"strip", chain.string()}}) {
+    if (!step.empty()) ASSERT_EQ(run_command(step, true).exit_code, 0);
+    auto ran = run_command({chain.string()}, true);
+    EXPECT_EQ(ran.output, "hello from lib\n") << (step.empty() ? "edited" : "stripped");
   }
 }
 
