@@ -248,6 +248,7 @@ class AppendedWriter {
       RUNPATCH_CHECK(update_note_section(shdrs, new_eh, tail));
     else if (earlier_.place_note)
       RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail));
+    cover_bytes_the_strings_left(shdrs, new_eh, tail, moved);
     keep_a_section_after_moved(shdrs, tail, moved);
     auto sh_bytes = bytes_of(std::span<const Shdr>(shdrs));
     if (shdrs.size() == view_.shdrs().size() && !table_follows_segment(shdrs)) {
@@ -352,38 +353,85 @@ class AppendedWriter {
     return {};
   }
 
-  // A new .note.nixos.ldcache section header; its name goes into a copy of
-  // the section name table at the end of the file when the table lacks it.
+  // A new .note.nixos.ldcache section header.
   Status add_note_section(std::vector<Shdr>& shdrs, Ehdr& eh, std::vector<uint8_t>& tail) const {
-    uint32_t names = view_.shstrndx();
-    bool extended_count = view_.ehdr().e_shnum == 0;
-    if (names == 0 || names >= shdrs.size() || shdrs.size() + 1 >= elf::SHN_LORESERVE)
-      return {};  // the segment suffices
-    Shdr& table = shdrs[names];
-    if (!view_.in_file(table.sh_offset, table.sh_size)) return {};
-    auto old_names = view_.bytes().subspan(table.sh_offset, table.sh_size);
-    std::optional<uint64_t> name = find_string_in_table(old_names, kResolutionCacheSection);
-    if (!name) {
-      name = old_names.size();
-      copy_names_past_segment(table, old_names, tail);
-      tail.insert(tail.end(), kResolutionCacheSection.begin(), kResolutionCacheSection.end());
-      tail.push_back(0);
-      table.sh_size = tail.size() - (uint64_t(table.sh_offset) - at_.seg_off);
-    }
     Shdr sh{};
-    sh.sh_name = uint32_t(*name);
     sh.sh_type = elf::SHT_NOTE;
     sh.sh_flags = elf::SHF_ALLOC;
     sh.sh_addr = at_.note_vaddr;
     sh.sh_offset = at_.note_off;
     sh.sh_size = earlier_.note_bytes.size();
     sh.sh_addralign = 4;
+    add_section(shdrs, eh, tail, kResolutionCacheSection, sh);
+    return {};
+  }
+
+  // The bytes an executable's dynamic strings left in its first segment keep
+  // a section (allocated data, no longer the string table). patchelf 0.14 to
+  // 0.18 rewrite an executable by moving every section before the first
+  // SHT_PROGBITS to the front: with the strings gone that hole made room, so
+  // they wrote .dynamic into the read-only first page without growing it (no
+  // shift, the loader's DT_DEBUG write crashed). The section stops them at
+  // the hole, as a linker's layout stops them at .gnu.version, and they shift
+  // the file as they do for a linker's output.
+  void cover_bytes_the_strings_left(std::vector<Shdr>& shdrs, Ehdr& eh, std::vector<uint8_t>& tail,
+                                    const std::vector<MovedSection>& moved) const {
+    if (view_.ehdr().e_type != elf::ET_EXEC || !with_dynamic_) return;
+    for (const auto& m : moved) {
+      const Shdr& old = view_.shdrs()[m.index];
+      if (old.sh_type != elf::SHT_STRTAB || old.sh_size == 0 || !in_first_segment(old.sh_offset, old.sh_size)) continue;
+      Shdr sh{};
+      sh.sh_type = elf::SHT_PROGBITS;
+      sh.sh_flags = elf::SHF_ALLOC;
+      sh.sh_addr = old.sh_addr;
+      sh.sh_offset = old.sh_offset;
+      sh.sh_size = old.sh_size;
+      sh.sh_addralign = 1;
+      add_section(shdrs, eh, tail, kLeftStringsSection, sh);
+    }
+  }
+
+  // Within the PT_LOAD at file offset 0 (never a segment this edit gives up).
+  bool in_first_segment(uint64_t offset, uint64_t size) const {
+    for (const auto& ph : view_.phdrs())
+      if (ph.p_type == elf::PT_LOAD && ph.p_offset == 0)
+        return offset >= sizeof(Ehdr) && size <= ph.p_filesz && offset <= ph.p_filesz - size;
+    return false;
+  }
+
+  // A new section header; its name goes into a copy of the section name
+  // table at the end of the file when the table lacks it. Without a name
+  // table, or past the count ELF headers hold, the section is not added
+  // (the segment suffices).
+  void add_section(std::vector<Shdr>& shdrs, Ehdr& eh, std::vector<uint8_t>& tail, std::string_view name_text,
+                   Shdr sh) const {
+    uint32_t names = view_.shstrndx();
+    bool extended_count = view_.ehdr().e_shnum == 0;
+    if (names == 0 || names >= shdrs.size() || shdrs.size() + 1 >= elf::SHN_LORESERVE) return;
+    Shdr& table = shdrs[names];
+    bool copied = table.sh_offset != view_.shdrs()[names].sh_offset;
+    std::span<const uint8_t> current;
+    if (copied && uint64_t(table.sh_offset) - at_.seg_off + table.sh_size != tail.size()) return;  // not last
+    if (copied)
+      current = std::span<const uint8_t>(tail).subspan(table.sh_offset - at_.seg_off, table.sh_size);
+    else if (view_.in_file(table.sh_offset, table.sh_size))
+      current = view_.bytes().subspan(table.sh_offset, table.sh_size);
+    else
+      return;
+    std::optional<uint64_t> name = find_string_in_table(current, name_text);
+    if (!name) {
+      name = current.size();
+      if (!copied) copy_names_past_segment(table, current, tail);
+      tail.insert(tail.end(), name_text.begin(), name_text.end());
+      tail.push_back(0);
+      table.sh_size = tail.size() - (uint64_t(table.sh_offset) - at_.seg_off);
+    }
+    sh.sh_name = uint32_t(*name);
     shdrs.push_back(sh);
     if (extended_count)
       shdrs[0].sh_size = shdrs.size();
     else
       eh.e_shnum = static_cast<uint16_t>(shdrs.size());
-    return {};
   }
 
   // The commit: the ELF header (and the program headers, adjacent in every linker layout).

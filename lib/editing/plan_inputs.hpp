@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "editing/byte_buffer.hpp"
@@ -28,6 +29,9 @@ namespace runpatch {
 
 inline constexpr uint64_t kMinPage = 0x1000;
 inline constexpr uint64_t kSpareDynamicSlots = 2;
+// The section that keeps the bytes an executable's moved dynamic strings left
+// in its first segment (appended_writes.cpp says why).
+inline constexpr std::string_view kLeftStringsSection = ".dynstr.old";
 inline constexpr uint64_t kStringSlack = 64;
 inline constexpr uint64_t kMaxLoadAlign = uint64_t(64) << 20;
 
