@@ -190,6 +190,37 @@ TEST_F(PatchelfCompat, PatchelfEditsAProgramAfterOurLongerInterpreter) {
   }
 }
 
+// After a runpath of ours moved an executable's dynamic strings, Debian's
+// patchelf 0.14.3 grows them again: the bytes they left keep a section
+// (.dynstr.old), so it shifts the file as for a linker's output instead of
+// writing .dynamic into the read-only first page (exit 139 before).
+TEST_F(PatchelfCompat, PatchelfGrowsAProgramAfterOurLongerRunpath) {
+  auto host = test::fixture_arches().at(0);
+  fs::path dir = test::scratch_dir("patchelf_after_runpath");
+  fs::create_directories(dir / "lib");
+  fs::copy_file(host.dir / "lib/libgreet.so", dir / "lib/libgreet.so");
+  const std::string ours_runpath = "$ORIGIN/lib:/ours/" + std::string(120, 'o');
+  std::vector<std::vector<std::string>> later = {{"--add-needed", "libm.so.6"},
+                                                 {"--set-rpath", ours_runpath + ":/theirs/" + std::string(200, 't')}};
+  int n = 0;
+  for (const auto& edit : later) {
+    fs::path file = dir / ("prog-" + std::to_string(n++));
+    fs::copy_file(host.dir / "prog-nopie", file);
+    auto ours = run_command({RUNPATCH_CLI, "set", "--runpath", ours_runpath, file.string()}, true);
+    ASSERT_EQ(ours.exit_code, 0) << ours.output;
+    std::vector<std::string> theirs = {"patchelf"};
+    theirs.insert(theirs.end(), edit.begin(), edit.end());
+    theirs.push_back(file.string());
+    auto r = run_command(theirs, true);
+    ASSERT_EQ(r.exit_code, 0) << fmt::format("{}: {}", fmt::join(edit, " "), r.output);
+    for (const char* step : {"", "strip"}) {
+      if (*step) ASSERT_EQ(run_command({step, file.string()}, true).exit_code, 0);
+      auto ran = run_command({file.string()}, true);
+      EXPECT_EQ(ran.output, "hello from lib\n") << fmt::format("patchelf {} {}", fmt::join(edit, " "), step);
+    }
+  }
+}
+
 // An executable whose dynamic strings move ends, as a linker's output and
 // patchelf's do, with its section header table (patchelf's suite pads such a
 // file to a page before its next edit: build-resolution-cache-no-pie). A
