@@ -76,18 +76,74 @@ void write_staged(EditPlan& plan, PlannedWrite& segment, std::vector<uint8_t> in
   plan.writes = std::move(staged);
 }
 
+// A program's interim copy moves in memory too: kernels before 5.18 and
+// qemu-user hand it AT_PHDR as its load address plus e_phoff, so the copy's
+// table must lie at the address that e_phoff past the end of the file names.
+// The rebuilt segment keeps the first PT_LOAD's p_vaddr - p_offset (rule 5),
+// so moving the copy's entries by the same `shift` in address and offset
+// keeps that, as long as the copy lands above every other segment's memory
+// (its entry is the last PT_LOAD) without a hole of more than kMaxInterimHole
+// in the file. The dynamic entries into the segment then point into the copy.
+constexpr uint64_t kMaxInterimHole = uint64_t(16) << 20;
+
+template <class E>
+bool move_program_interim(std::span<elf::Phdr<E>> entries, std::vector<uint8_t>& interim, uint64_t from, uint64_t to,
+                          uint64_t file_shift, uint64_t& shift) {
+  using Phdr = elf::Phdr<E>;
+  using Dyn = elf::Dyn<E>;
+  const Phdr* first_load = nullptr;
+  const Phdr* segment = nullptr;
+  uint64_t others_end = 0, align = 1;
+  for (const auto& ph : entries) {
+    if (ph.p_type != elf::PT_LOAD) continue;
+    if (!first_load) first_load = &ph;
+    if (segment) return false;  // the copy's entry must be the last PT_LOAD
+    if (ph.p_offset == from)
+      segment = &ph;
+    else
+      others_end = std::max<uint64_t>(others_end, uint64_t(ph.p_vaddr) + uint64_t(ph.p_memsz));
+    align = std::max<uint64_t>(align, ph.p_align);
+  }
+  if (!segment || segment == first_load || segment->p_filesz != to - from ||
+      uint64_t(segment->p_vaddr) - from != uint64_t(first_load->p_vaddr) - uint64_t(first_load->p_offset))
+    return false;
+  uint64_t seg_vaddr = segment->p_vaddr, above = align_up(others_end, align);
+  shift = file_shift;
+  if (seg_vaddr + shift < above) shift = align_up(above - seg_vaddr, std::max<uint64_t>(align, 1));
+  if (shift - file_shift > kMaxInterimHole) return false;
+  for (auto& ph : entries)
+    if (uint64_t(ph.p_offset) >= from && uint64_t(ph.p_offset) < to) {
+      ph.p_offset = uint64_t(ph.p_offset) + shift;
+      ph.p_vaddr = uint64_t(ph.p_vaddr) + shift;
+      ph.p_paddr = uint64_t(ph.p_paddr) + shift;
+    }
+  for (const auto& ph : entries) {
+    if (ph.p_type != elf::PT_DYNAMIC) continue;
+    uint64_t rel = uint64_t(ph.p_offset) - shift - from;
+    if (rel >= to - from || ph.p_filesz > to - from - rel) return false;  // the table stays out of the segment
+    for (uint64_t at = rel; at + sizeof(Dyn) <= rel + ph.p_filesz; at += sizeof(Dyn)) {
+      Dyn* d = struct_at<Dyn>(interim, at);
+      uint64_t tag = d->d_tag, value = d->d_val;
+      if (tag == elf::DT_MIPS_RLD_MAP_REL) return false;  // relative to its own entry
+      bool table = tag == elf::DT_STRTAB ||
+                   std::find(std::begin(elf::kTablesFoundThroughDynamic), std::end(elf::kTablesFoundThroughDynamic),
+                             tag) != std::end(elf::kTablesFoundThroughDynamic);
+      if (table && value >= seg_vaddr && value < seg_vaddr + (to - from)) d->d_val = value + shift;
+    }
+  }
+  return true;
+}
+
 // The program header table lies in the rebuilt segment (moved there by an
 // earlier edit): the interim copy carries its own table, its entries into
 // the segment pointing into the copy, and the ELF header's e_phoff is the
 // commit (one sector), switched back once the segment is written in its
-// place. Libraries only: a program's AT_PHDR is computed from e_phoff by
-// kernels before 5.18 and by qemu-user, which the interim state would break.
+// place. A program's copy moves in memory too (move_program_interim).
 template <class E>
 Expected<bool> stage_rebuild_with_table(const MappedElfView<E>& view, std::span<const uint8_t> file, EditPlan& plan,
                                         PlannedWrite& segment) {
   using Ehdr = elf::Ehdr<E>;
   using Phdr = elf::Phdr<E>;
-  if (view.find_phdr(elf::PT_INTERP)) return false;
   for (const auto& w : plan.writes)
     if (w.phase == WritePhase::Commit && w.offset + w.bytes.size() > sizeof(Ehdr)) return false;
   std::vector<uint8_t> final_header = front_after_commit(file, plan, sizeof(Ehdr));
@@ -95,7 +151,15 @@ Expected<bool> stage_rebuild_with_table(const MappedElfView<E>& view, std::span<
   uint64_t from = segment.offset, to = from + segment.bytes.size(), phoff = new_eh.e_phoff;
   std::vector<uint8_t> interim_segment = segment.bytes;
   auto entries = std::span<Phdr>(struct_at<Phdr>(interim_segment, phoff - from), new_eh.e_phnum);
-  uint64_t shift = shift_into_interim<E>(entries, from, to, file.size());
+  uint64_t shift = 0;
+  if (view.find_phdr(elf::PT_INTERP)) {
+    uint64_t file_shift = align_up(std::max<uint64_t>(file.size(), to) - from, 1);
+    for (const auto& ph : entries)
+      if (ph.p_type == elf::PT_LOAD) file_shift = align_up(file_shift, std::max<uint64_t>(ph.p_align, 1));
+    if (!move_program_interim<E>(entries, interim_segment, from, to, file_shift, shift)) return false;
+  } else {
+    shift = shift_into_interim<E>(entries, from, to, file.size());
+  }
   Fronts headers{{file.begin(), file.begin() + sizeof(Ehdr)},
                  final_header,
                  final_header,

@@ -356,6 +356,18 @@ std::string program_header_table_defects(const std::vector<uint8_t>& bytes, cons
       mapped_at = get_field(bytes, at, flavour, kPhdrVaddr) + (phoff - offset);
   }
   if (!mapped_at) return "no PT_LOAD holds the program header table";
+  // A program's AT_PHDR as kernels before 5.18 and qemu-user compute it: the first PT_LOAD's address less its offset,
+  // plus e_phoff.
+  std::optional<uint64_t> first_load_base;
+  bool program = false;
+  for (uint64_t at = phoff; at < phoff + size; at += phentsize) {
+    uint64_t type = get_field(bytes, at, flavour, kPhdrType);
+    program = program || type == elf::PT_INTERP;
+    if (type == elf::PT_LOAD && !first_load_base)
+      first_load_base = get_field(bytes, at, flavour, kPhdrVaddr) - get_field(bytes, at, flavour, kPhdrOffset);
+  }
+  if (program && first_load_base && *first_load_base + phoff != *mapped_at)
+    return "the table is not where e_phoff says to kernels before 5.18";
   for (uint64_t at : phdr_headers) {
     if (get_field(bytes, at, flavour, kPhdrOffset) != phoff || get_field(bytes, at, flavour, kPhdrFilesz) != size ||
         get_field(bytes, at, flavour, kPhdrMemsz) != size || get_field(bytes, at, flavour, kPhdrVaddr) != *mapped_at)
