@@ -394,7 +394,8 @@ class Checker {
       });
       if (!has_driver)
         add(CheckRule::DriverDirMissing,
-            fmt::format("needs or dlopens libcuda.so.1 but its runpath lacks {}", o_.driver_dirs.front()));
+            fmt::format("needs or dlopens libcuda.so.1 but its runpath lacks {}",
+                        o_.driver_dirs.empty() ? "the driver directory" : o_.driver_dirs.front()));
     }
   }
 

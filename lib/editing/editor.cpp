@@ -82,14 +82,9 @@ Expected<Planned> plan_edit(const Source& source, const EditRequest& request, co
   return p;
 }
 
-enum class WriteWay {
-  IntoFile,  // writes into the file itself: one committing write, or --in-place phases
-  Copy,      // an edited copy renamed over the file
-};
-
 struct Chosen {
   Planned planned;
-  WriteWay way = WriteWay::Copy;
+  EditWay way = EditWay::Copy;
 };
 
 // Inside a Nix build (the hooks' environment) nothing maps the outputs and a
@@ -139,48 +134,41 @@ struct WayOpen {
 
 Expected<Chosen> choose_edit(const Source& source, const EditRequest& request, const EditOptions& options,
                              const EditTestHooks& hooks, WayOpen way) {
-  const bool into_file = way.into_file, must_write_in_place = way.must_write_in_place;
+  const WayContext context{way.mapped_elsewhere, way.must_write_in_place};
   // Written into a file that a process may have mapped (outside a build), the
   // dynamic tables stay where that process reads them; a copy, a build's
   // outputs, or a file no process has open may move them out of the table's way.
-  PlanOptions smallest(options);
-  smallest.in_place = into_file && way.mapped_elsewhere;
-  smallest.old_strings_stay = smallest.in_place;
-  smallest.reclaim_earlier_segment = !must_write_in_place;
+  EditWay smallest = way.into_file ? EditWay::IntoFile : EditWay::Copy;
   std::optional<Planned> small;
   if (!options.atomic_copy) {
-    PlanOptions by_header(options);
-    by_header.in_place = true;
-    by_header.commit_in_elf_header = true;
-    by_header.old_strings_stay = way.mapped_elsewhere;
-    auto committed = plan_edit(source, request, by_header, hooks);
+    auto committed = plan_edit(source, request, options_for(EditWay::OneWrite, options, context), hooks);
     if (committed && committed->plan.strategy == EditStrategy::Unchanged)
-      return Chosen{std::move(*committed), WriteWay::IntoFile};
+      return Chosen{std::move(*committed), EditWay::OneWrite};
     if (committed && committed->plan.strategy != EditStrategy::Appended && commits_in_one_write(committed->plan)) {
       // An earlier edit's segment is rebuilt rather than edited in its slack
       // (edit_planner.cpp, rebuilt_earlier_tail): the bytes then depend only
       // on the original file and the final content, whichever edits led there.
-      if (must_write_in_place) return Chosen{std::move(*committed), WriteWay::IntoFile};
-      RUNPATCH_TRY(small, plan_edit(source, request, smallest, hooks));
-      if (!rebuilds_earlier_segment(*small)) return Chosen{std::move(*committed), WriteWay::IntoFile};
+      if (way.must_write_in_place) return Chosen{std::move(*committed), EditWay::OneWrite};
+      RUNPATCH_TRY(small, plan_edit(source, request, options_for(smallest, options, context), hooks));
+      if (!rebuilds_earlier_segment(*small)) return Chosen{std::move(*committed), EditWay::OneWrite};
     }
   }
   if (!small) {
-    RUNPATCH_TRY(small, plan_edit(source, request, smallest, hooks));
+    RUNPATCH_TRY(small, plan_edit(source, request, options_for(smallest, options, context), hooks));
   }
-  bool copy = !into_file;
-  if (smallest.in_place && !small->plan.fits_later_tools && !must_write_in_place) {
+  if (smallest == EditWay::IntoFile && way.mapped_elsewhere && !small->plan.fits_later_tools &&
+      !way.must_write_in_place) {
     // Strip or a later patchelf would break the file unless the dynamic tables move: a copy moves them.
-    smallest.in_place = false;
-    RUNPATCH_TRY(small, plan_edit(source, request, smallest, hooks));
-    copy = true;
+    smallest = EditWay::Copy;
+    RUNPATCH_TRY(small, plan_edit(source, request, options_for(smallest, options, context), hooks));
   }
   // Written over an earlier edit's segment (not an interrupted tail): into the
   // file only where no process may have it mapped and the rebuild can be
   // staged (stage_segment_rebuild), else a copy.
-  copy =
-      copy || (rebuilds_earlier_segment(*small) && (smallest.in_place || !rebuild_can_be_staged(source, small->plan)));
-  return Chosen{std::move(*small), copy ? WriteWay::Copy : WriteWay::IntoFile};
+  if (smallest == EditWay::IntoFile && rebuilds_earlier_segment(*small) &&
+      (way.mapped_elsewhere || !rebuild_can_be_staged(source, small->plan)))
+    smallest = EditWay::Copy;
+  return Chosen{std::move(*small), smallest};
 }
 
 // A plan written into the file: a grown program header table is committed in
@@ -261,7 +249,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
   Planned& p = chosen.planned;
   warn_of_rpath_conversion(name, request, p.outcome);
   if (options.dry_run || p.plan.strategy == EditStrategy::Unchanged) return std::move(p.outcome);
-  if (chosen.way == WriteWay::IntoFile) {
+  if (chosen.way == EditWay::OneWrite || chosen.way == EditWay::IntoFile) {
     UniqueFd into(writable ? locked.release() : ::open(name.c_str(), O_RDWR | O_CLOEXEC));
     if (into.get() >= 0) {
       RUNPATCH_CHECK(stage_for_file(source, p, request));
@@ -275,10 +263,7 @@ Expected<EditOutcome> edit_where_it_lies(const std::string& name, const EditRequ
     if (must_write_in_place) return system_error(name, "cannot open for writing");
     // A running program (ETXTBSY) cannot be written: an edited copy replaces it.
     if (p.plan.strategy == EditStrategy::Appended && into_file) {
-      PlanOptions for_copy(options);
-      for_copy.in_place = false;
-      for_copy.reclaim_earlier_segment = true;
-      RUNPATCH_TRY(p, plan_edit(source, request, for_copy, hooks));
+      RUNPATCH_TRY(p, plan_edit(source, request, options_for(EditWay::Copy, options, {}), hooks));
       warn_of_rpath_conversion(name, request, p.outcome);  // a new outcome: its warnings again
     }
   }
@@ -311,8 +296,11 @@ bool syncs(Durability durability, const std::filesystem::path& file) {
   return !in_nix_build() && is_system_file(file);
 }
 
-Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& path, const EditRequest& request,
-                                                const EditOptions& options, const EditTestHooks& hooks) {
+namespace {
+
+// The one entry point: edit_elf_file without hooks, tests with them.
+Expected<EditOutcome> edit_with_hooks(const std::filesystem::path& path, const EditRequest& request,
+                                      const EditOptions& options, const EditTestHooks& hooks) {
   std::string name = path.string();
   // The kernel cannot execute a program whose PT_INTERP is empty.
   if (request.interpreter && request.interpreter->empty())
@@ -334,9 +322,7 @@ Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& pat
   if (source.get() < 0) return system_error(name, "cannot open");
   RUNPATCH_TRY(Source read, read_source(source.get(), name, options));
   RUNPATCH_TRY(EditRequest fixed, evaluated_once(read, request));
-  PlanOptions to_output(options);
-  to_output.reclaim_earlier_segment = true;
-  RUNPATCH_TRY(Planned p, plan_edit(read, fixed, to_output, hooks));
+  RUNPATCH_TRY(Planned p, plan_edit(read, fixed, options_for(EditWay::Output, options, {}), hooks));
   warn_of_rpath_conversion(name, fixed, p.outcome);
   if (!options.dry_run) {
     RUNPATCH_TRY(PendingCommit pending, commit_by_copy(name, dest, std::move(p.plan), DestLock::NotHeld));
@@ -346,9 +332,16 @@ Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& pat
   return std::move(p.outcome);
 }
 
+}  // namespace
+
 Expected<EditOutcome> edit_elf_file(const std::filesystem::path& path, const EditRequest& request,
                                     const EditOptions& options) {
-  return edit_elf_file_for_testing(path, request, options, EditTestHooks{});
+  return edit_with_hooks(path, request, options, EditTestHooks{});
+}
+
+Expected<EditOutcome> edit_elf_file_for_testing(const std::filesystem::path& path, const EditRequest& request,
+                                                const EditOptions& options, const EditTestHooks& hooks) {
+  return edit_with_hooks(path, request, options, hooks);
 }
 
 }  // namespace runpatch

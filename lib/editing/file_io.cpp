@@ -161,10 +161,18 @@ PendingCommit commit_into_file(UniqueFd fd, const std::string& path, EditPlan pl
   if (has_phase(s->plan, WritePhase::Prepare)) add([s] { return prepare(*s); });
   // Commit, cleanup and a staged commit's switch and settling: each durable
   // before the next, so that no power cut keeps a later one without an earlier.
-  for (auto phase : kWritePhases)
-    if (phase != WritePhase::Prepare && has_phase(s->plan, phase)) add([s, phase] { return write_phase(*s, phase); });
+  // A staged edit's placed bytes and its cleanup share a step: nothing orders them.
+  for (auto phase : kWritePhases) {
+    if (phase == WritePhase::Prepare || !has_phase(s->plan, phase)) continue;
+    if (phase == WritePhase::Cleanup && has_phase(s->plan, WritePhase::Place)) continue;
+    add([s, phase]() -> Status {
+      RUNPATCH_CHECK(write_phase(*s, phase));
+      return phase == WritePhase::Place ? write_phase(*s, WritePhase::Cleanup) : Status{};
+    });
+  }
   if (s->plan.new_size < written_end(s->plan, old_size)) add([s] { return cut_to_new_size(*s); });
   // After the last write: the kernel drops file capabilities and set-ID bits on every write.
+  if (pending.steps.empty()) return pending;  // a plan without writes
   std::function<Status()> last = std::move(pending.steps.back().run);
   pending.steps.back().run = [s, last]() -> Status {
     RUNPATCH_CHECK(last());

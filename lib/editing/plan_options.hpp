@@ -22,4 +22,22 @@ struct PlanOptions : EditOptions {
   bool old_strings_stay = false;
 };
 
+// The ways an edit reaches the disk (docs/editing.md §4), each planned with its own options.
+enum class EditWay {
+  OneWrite,  // fits the existing tables: one write into the file commits it
+  IntoFile,  // an appended segment written into the file in phases (--in-place, a build, hard links)
+  Copy,      // an edited copy renamed over the file
+  Output,    // an edited copy at --output, the source untouched
+};
+
+// What the editor found about the file that the options of a way depend on.
+struct WayContext {
+  bool mapped_elsewhere = true;      // another process may have it open or mapped
+  bool must_write_in_place = false;  // hard links, an owner a copy cannot keep: nothing but the file itself
+};
+
+// The planning options of a way: written where another process may read the
+// old tables, they stay; a copy or an output may write over an earlier edit's segment.
+PlanOptions options_for(EditWay way, const EditOptions& options, const WayContext& context);
+
 }  // namespace runpatch

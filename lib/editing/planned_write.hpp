@@ -15,8 +15,11 @@ namespace runpatch {
 
 enum class WritePhase {
   Prepare,  // bytes nothing references yet: past the old end, unused string bytes
-  Commit,   // the one write that switches the file from old to new
-  Cleanup,  // zeroing bytes the new file no longer references
+  Commit,   // the one write that switches the file from old to new (or to a staged edit's interim state)
+  // A staged edit, its interim state committed: the final bytes written where
+  // only the old state read them (the table at the front, a rebuilt segment).
+  Place,
+  Cleanup,  // zeroing bytes the new file no longer references; section headers (tools only)
   // A staged commit's last write: the ELF header switched from the interim
   // copy of the program header table to the table at the front
   // (staged_commit.hpp), or the dynamic entries from their strings' interim
@@ -26,8 +29,8 @@ enum class WritePhase {
 };
 
 // The order writes reach the file (and the planned image).
-inline constexpr WritePhase kWritePhases[] = {WritePhase::Prepare, WritePhase::Commit, WritePhase::Cleanup,
-                                              WritePhase::Switch, WritePhase::Settle};
+inline constexpr WritePhase kWritePhases[] = {WritePhase::Prepare, WritePhase::Commit, WritePhase::Place,
+                                              WritePhase::Cleanup, WritePhase::Switch, WritePhase::Settle};
 
 struct PlannedWrite {
   WritePhase phase;

@@ -55,7 +55,7 @@ Expected<bool> stage(const MappedElfView<E>& view, std::span<const uint8_t> file
   struct_at<Ehdr>(interim_header, 0)->e_phoff = interim;
   staged.push_back({WritePhase::Commit, 0, std::move(interim_header), WriteKind::ElfHeaderInterim});
   // Now nothing reads the front past the ELF header: the table is written there.
-  staged.push_back({WritePhase::Cleanup, sizeof(Ehdr), std::vector<uint8_t>(front.begin() + sizeof(Ehdr), front.end()),
+  staged.push_back({WritePhase::Place, sizeof(Ehdr), std::vector<uint8_t>(front.begin() + sizeof(Ehdr), front.end()),
                     WriteKind::ProgramHeaders});
   for (auto& w : plan.writes)
     if (w.phase == WritePhase::Cleanup) staged.push_back(std::move(w));

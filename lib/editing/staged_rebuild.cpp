@@ -68,7 +68,7 @@ void write_staged(EditPlan& plan, PlannedWrite& segment, std::vector<uint8_t> in
   staged.push_back({WritePhase::Prepare, from + shift, std::move(interim_segment), WriteKind::AppendedSegmentInterim});
   if (auto w = changed_bytes_write(WritePhase::Commit, 0, fronts.old, fronts.interim, fronts.to_interim))
     staged.push_back(std::move(*w));
-  staged.push_back({WritePhase::Cleanup, from, std::move(segment.bytes), WriteKind::AppendedSegment});
+  staged.push_back({WritePhase::Place, from, std::move(segment.bytes), WriteKind::AppendedSegment});
   if (auto w = changed_bytes_write(WritePhase::Switch, 0, fronts.interim, fronts.final, fronts.back))
     staged.push_back(std::move(*w));
   for (auto& w : plan.writes)

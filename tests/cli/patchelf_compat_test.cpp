@@ -214,7 +214,9 @@ TEST_F(PatchelfCompat, PatchelfGrowsAProgramAfterOurLongerRunpath) {
     auto r = run_command(theirs, true);
     ASSERT_EQ(r.exit_code, 0) << fmt::format("{}: {}", fmt::join(edit, " "), r.output);
     for (const char* step : {"", "strip"}) {
-      if (*step) ASSERT_EQ(run_command({step, file.string()}, true).exit_code, 0);
+      if (*step) {
+        ASSERT_EQ(run_command({step, file.string()}, true).exit_code, 0);
+      }
       auto ran = run_command({file.string()}, true);
       EXPECT_EQ(ran.output, "hello from lib\n") << fmt::format("patchelf {} {}", fmt::join(edit, " "), step);
     }
@@ -252,7 +254,9 @@ TEST_F(PatchelfCompat, AnExecutableEndsWithItsSectionHeadersAfterEveryEdit) {
   }
   EXPECT_EQ(test::read_file(chain), test::read_file(once));
   for (const auto& step : std::vector<std::vector<std::string>>{{}, {"strip", chain.string()}}) {
-    if (!step.empty()) ASSERT_EQ(run_command(step, true).exit_code, 0);
+    if (!step.empty()) {
+      ASSERT_EQ(run_command(step, true).exit_code, 0);
+    }
     auto ran = run_command({chain.string()}, true);
     EXPECT_EQ(ran.output, "hello from lib\n") << (step.empty() ? "edited" : "stripped");
   }
