@@ -62,6 +62,13 @@ const Row kRows[] = {
     // --opt=value gives exactly one value; the next words are not taken.
     {{"--paths=/o", "--libs=/l"}, "paths=[/o] libs=[/l]"},
     {{"--paths=/o", "/p"}, "error: unrecognized arguments: /p"},
+    // Writing and removing the resolution-cache note exclude each other, in argparse's words (as runpatch set refuses
+    // it).
+    {{"--paths", "/o", "--ldcache", "--remove-ldcache"},
+     "error: argument --remove-ldcache: not allowed with argument --ldcache"},
+    {{"--remove-ldcache", "--paths", "/o", "--ldcache"},
+     "error: argument --ldcache: not allowed with argument --remove-ldcache"},
+    {{"--paths", "/o", "--ldcache", "--ldcache"}, "paths=[/o]"},
     {{"--paths=", "--libs"}, "paths=['']"},
     // Unambiguous prefixes.
     {{"--pa", "/o", "--ignore-miss", "x", "--li", "/l", "--k", "--ignore-e", "--no"},

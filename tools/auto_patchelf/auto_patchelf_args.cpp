@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <string_view>
 
 namespace runpatch::cli {
@@ -15,6 +16,7 @@ struct Spec {
   const char* name;
   Arity arity;
   std::function<void(AutoPatchelfArgs&, std::vector<std::string>)> store;
+  const char* excludes = nullptr;  // an option it may not be given with (argparse's mutually exclusive group)
 };
 
 // In argparse's registration order (its "could match" lists follow it).
@@ -39,8 +41,8 @@ const std::vector<Spec>& specs() {
       {"--dry-run", Arity::Flag, [](A& a, V) { a.dry_run = true; }},
       {"--atomic", Arity::Flag, [](A& a, V) { a.in_place = false; }},
       {"--in-place", Arity::Flag, [](A& a, V) { a.in_place = true; }},
-      {"--ldcache", Arity::Flag, [](A& a, V) { a.ldcache = true; }},
-      {"--remove-ldcache", Arity::Flag, [](A& a, V) { a.remove_ldcache = true; }},
+      {"--ldcache", Arity::Flag, [](A& a, V) { a.ldcache = true; }, "--remove-ldcache"},
+      {"--remove-ldcache", Arity::Flag, [](A& a, V) { a.remove_ldcache = true; }, "--ldcache"},
       {"--driver-dir", Arity::One, [](A& a, V v) { a.driver_dirs.push_back(v[0]); }},
       {"--libcuda", Arity::One, [](A& a, V v) { a.libcuda_dirs.push_back(v[0]); }},
       {"--forbid", Arity::One, [](A& a, V v) { a.forbid.push_back(v[0]); }},
@@ -195,6 +197,7 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
     }
     std::vector<std::string> extras;
     bool saw_paths = false;
+    std::set<std::string> seen;
     size_t i = 0;
     while (i < words.size()) {
       if (words[i].kind != 'O') {
@@ -202,6 +205,11 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
         continue;
       }
       saw_paths = saw_paths || (words[i].spec && std::string(words[i].spec->name) == "--paths");
+      if (const Spec* spec = words[i].spec) {
+        if (spec->excludes && seen.count(spec->excludes))
+          throw UsageError{std::string("argument ") + spec->name + ": not allowed with argument " + spec->excludes};
+        seen.insert(spec->name);
+      }
       bool help_before = out.help;
       i = consume(words, argv, i, out, extras);
       if (out.help && !help_before) return {out, ""};  // argparse prints help as soon as it meets -h
