@@ -18,9 +18,23 @@ std::string severity_name(Severity s) {
 }
 
 std::optional<Severity> parse_severity(const std::string& name) {
-  if (name == "info") return Severity::Info;
-  if (name == "warning") return Severity::Warning;
-  if (name == "error") return Severity::Error;
+  for (Severity s : kSeverities)
+    if (severity_name(s) == name) return s;
+  return std::nullopt;
+}
+
+std::string_view closure_name(CheckOptions::Closure closure) {
+  switch (closure) {
+    case CheckOptions::Closure::Auto: return "auto";
+    case CheckOptions::Closure::Nix: return "nix";
+    case CheckOptions::Closure::Host: return "host";
+  }
+  return "?";
+}
+
+std::optional<CheckOptions::Closure> parse_closure(std::string_view name) {
+  for (auto closure : kClosures)
+    if (closure_name(closure) == name) return closure;
   return std::nullopt;
 }
 

@@ -125,10 +125,10 @@ std::string trace_report_text(const std::vector<std::string>& command, const Tra
                                 run.signal ? run.signal : run.exit_code, a.processes.size(),
                                 a.processes.size() == 1 ? "" : "s", a.loads.size(), a.loads.size() == 1 ? "" : "s");
   trace_section(out, a, "host-dependent (found only through LD_LIBRARY_PATH, ld.so.cache or a default directory)",
-                [](const TracedLoad& l) { return l.host_dependent; });
+                [](const TracedLoad& l) { return is_kind(l, TraceKind::HostDependent); });
   trace_section(out, a, "undeclared dlopen (in no DT_NEEDED or .note.dlopen of its requester)",
-                [](const TracedLoad& l) { return l.request == LoadRequest::UndeclaredDlopen && !l.probe; });
-  trace_section(out, a, "failed", [](const TracedLoad& l) { return !l.path && !l.probe; });
+                [](const TracedLoad& l) { return is_kind(l, TraceKind::UndeclaredDlopen); });
+  trace_section(out, a, "failed", [](const TracedLoad& l) { return is_kind(l, TraceKind::Failed); });
   trace_section(out, a,
                 "probes (a failed dlopen the same requester follows with a name of the same library that loads)",
                 [](const TracedLoad& l) { return l.probe; });

@@ -29,17 +29,36 @@ std::string load_request_id(LoadRequest request) {
   return "?";
 }
 
-size_t TraceAnalysis::host_dependent() const {
-  return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) { return l.host_dependent; }));
+bool is_kind(const TracedLoad& l, TraceKind kind) {
+  switch (kind) {
+    case TraceKind::HostDependent: return l.host_dependent;
+    case TraceKind::UndeclaredDlopen: return l.request == LoadRequest::UndeclaredDlopen && !l.probe;
+    case TraceKind::Failed: return !l.path && !l.probe;  // a probe's failure is not one
+  }
+  return false;
 }
-size_t TraceAnalysis::undeclared_dlopens() const {
-  return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) {
-    return l.request == LoadRequest::UndeclaredDlopen && !l.probe;
-  }));
+
+size_t TraceAnalysis::count(TraceKind kind) const {
+  return size_t(std::count_if(loads.begin(), loads.end(), [&](const TracedLoad& l) { return is_kind(l, kind); }));
 }
-size_t TraceAnalysis::failed() const {
-  return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) { return !l.path && !l.probe; }));
+size_t TraceAnalysis::host_dependent() const { return count(TraceKind::HostDependent); }
+size_t TraceAnalysis::undeclared_dlopens() const { return count(TraceKind::UndeclaredDlopen); }
+size_t TraceAnalysis::failed() const { return count(TraceKind::Failed); }
+std::string_view trace_kind_name(TraceKind kind) {
+  switch (kind) {
+    case TraceKind::HostDependent: return "host-dependent";
+    case TraceKind::UndeclaredDlopen: return "undeclared-dlopen";
+    case TraceKind::Failed: return "failed";
+  }
+  return "";
 }
+
+std::optional<TraceKind> parse_trace_kind(std::string_view name) {
+  for (TraceKind kind : kTraceKinds)
+    if (trace_kind_name(kind) == name) return kind;
+  return std::nullopt;
+}
+
 size_t TraceAnalysis::probes() const {
   return size_t(std::count_if(loads.begin(), loads.end(), [](const TracedLoad& l) { return l.probe; }));
 }

@@ -35,10 +35,10 @@ Command add_check_command(CLI::App& root) {
   app->add_option("--closure", o->closure,
                   "Where the files run, for driver-dir-missing: nix (a Nix closure), host (a distribution's "
                   "install, libcuda from ld.so.cache), auto (nix for store paths, Nix glibc and Nix builds)")
-      ->check(CLI::IsMember({"auto", "nix", "host"}))
+      ->check(CLI::IsMember(names_of(kClosures, closure_name)))
       ->capture_default_str();
   app->add_option("--fail-on", o->fail_on, "Lowest severity that fails: error, warning, info")
-      ->check(CLI::IsMember({"error", "warning", "info"}))
+      ->check(CLI::IsMember(names_of(kSeverities, severity_name)))
       ->capture_default_str();
   app->add_option(
       "--jetpack", o->jetpack,
@@ -57,9 +57,7 @@ Command add_check_command(CLI::App& root) {
             options.driver_dirs = o->driver_dirs;
             options.interpreter = o->interpreter;
             options.require_runpath = o->require.has_value();
-            options.closure = o->closure == "nix"    ? CheckOptions::Closure::Nix
-                              : o->closure == "host" ? CheckOptions::Closure::Host
-                                                     : CheckOptions::Closure::Auto;
+            options.closure = parse_closure(o->closure).value_or(CheckOptions::Closure::Auto);  // checked above
             Status valid;
             if (o->jetpack) {
               auto note = target_jetpack(options, *o->jetpack);

@@ -1,7 +1,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <set>
+#include <algorithm>
 
 #include "../common/log.hpp"
 #include "command.hpp"
@@ -18,8 +18,6 @@ namespace runpatch::cli {
 
 namespace {
 
-constexpr const char* kTraceKinds[] = {"host-dependent", "undeclared-dlopen", "failed"};
-
 // The audit library beside this executable: installed, BINDIR/../LIBDIR/runpatch
 // (cmake/install.cmake); in the build tree, bin/../lib/runpatch. RUNPATCH_AUDIT_LIBRARY overrides both.
 std::optional<std::filesystem::path> trace_audit_library() {
@@ -34,9 +32,10 @@ std::optional<std::filesystem::path> trace_audit_library() {
 }
 
 bool trace_fails(const std::vector<std::string>& fail_on, const TraceAnalysis& a) {
-  std::set<std::string> kinds(fail_on.begin(), fail_on.end());
-  return (kinds.count("host-dependent") && a.host_dependent()) ||
-         (kinds.count("undeclared-dlopen") && a.undeclared_dlopens()) || (kinds.count("failed") && a.failed());
+  return std::any_of(fail_on.begin(), fail_on.end(), [&](const std::string& name) {
+    auto kind = parse_trace_kind(name);  // the option's check admits only kinds
+    return kind && a.count(*kind) > 0;
+  });
 }
 
 }  // namespace
@@ -108,7 +107,7 @@ Command add_trace_command(CLI::App& root) {
                   "stays on stdout)");
   repeatable(app->add_option("--fail-on", o->fail_on,
                              "Exit 1 if the trace finds this kind of load: host-dependent, undeclared-dlopen, failed"))
-      ->check(CLI::IsMember({kTraceKinds[0], kTraceKinds[1], kTraceKinds[2]}));
+      ->check(CLI::IsMember(names_of(kTraceKinds, trace_kind_name)));
   app->add_option("COMMAND", o->command, "The command and its arguments, after --")->required();
   app->footer(
       "The command runs with LD_AUDIT naming runpatch's audit library (lib/runpatch/runpatch-audit.so), which "

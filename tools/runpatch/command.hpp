@@ -18,6 +18,14 @@ inline CLI::Option* repeatable(CLI::Option* option) {
   return option->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+// The names of an enum's values, for an option's IsMember check: one list, the library's.
+template <class Values, class Name>
+std::vector<std::string> names_of(const Values& values, Name name) {
+  std::vector<std::string> names;
+  for (const auto& v : values) names.emplace_back(name(v));
+  return names;
+}
+
 struct Command {
   CLI::App* app;
   std::function<int()> run;

@@ -19,6 +19,8 @@
 namespace runpatch {
 
 enum class Severity { Info = 0, Warning = 1, Error = 2 };
+inline constexpr Severity kSeverities[] = {Severity::Error, Severity::Warning,
+                                           Severity::Info};  // as --fail-on lists them
 std::string severity_name(Severity s);
 std::optional<Severity> parse_severity(const std::string& name);
 
@@ -148,6 +150,12 @@ struct CheckOptions {
   // Called from worker threads as files finish (done, total); may be null.
   std::function<void(size_t, size_t)> progress;
 };
+
+// --closure's values: "auto", "nix", "host".
+inline constexpr CheckOptions::Closure kClosures[] = {CheckOptions::Closure::Auto, CheckOptions::Closure::Nix,
+                                                      CheckOptions::Closure::Host};
+std::string_view closure_name(CheckOptions::Closure closure);
+std::optional<CheckOptions::Closure> parse_closure(std::string_view name);
 
 struct CheckReport {
   std::vector<std::string> files;              // every dynamically linked ELF file checked, sorted

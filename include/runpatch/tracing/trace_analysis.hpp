@@ -72,6 +72,13 @@ struct TraceFix {
   std::vector<std::string> libraries;  // the names each fix makes findable
 };
 
+// The kinds of load a trace can find that CI may fail on (trace --fail-on).
+enum class TraceKind { HostDependent, UndeclaredDlopen, Failed };
+inline constexpr TraceKind kTraceKinds[] = {TraceKind::HostDependent, TraceKind::UndeclaredDlopen, TraceKind::Failed};
+std::string_view trace_kind_name(TraceKind kind);  // "host-dependent", "undeclared-dlopen", "failed"
+std::optional<TraceKind> parse_trace_kind(std::string_view name);
+bool is_kind(const TracedLoad& load, TraceKind kind);  // the one test counts, reports and --fail-on use
+
 struct TraceAnalysis {
   std::vector<TracedProcess> processes;
   std::vector<TracedLoad> loads;  // first appearance order; one per program, requester, name and outcome
@@ -80,6 +87,7 @@ struct TraceAnalysis {
   size_t undeclared_dlopens() const;
   size_t failed() const;  // probes not counted
   size_t probes() const;
+  size_t count(TraceKind kind) const;  // loads of that kind
 };
 
 // Sessions of search records become loads: an Original search starts one,
