@@ -9,3 +9,4 @@
 #include "runpatch/reporting/trace_report.hpp"
 #include "runpatch/reporting/tree_report.hpp"
 #include "runpatch/reporting/utf8.hpp"
+#include "runpatch/reporting/why_report.hpp"

@@ -234,7 +234,11 @@ class Checker {
   }
 
   check_rules_nix::AddFinding adder() {
-    return [this](CheckRule rule, std::string message) { add(rule, std::move(message)); };
+    return [this](CheckRule rule, check_rules_nix::FindingText text) {
+      size_t before = out_->size();
+      add(rule, std::move(text.message));
+      if (out_->size() > before) out_->back().libraries = std::move(text.libraries);
+    };
   }
 
   // A driver directory, as written or as the loader reads it ($ORIGIN/../../run/opengl-driver/lib inside --root).
@@ -529,8 +533,9 @@ CheckReport check_paths(const std::vector<fs::path>& paths, const CheckOptions& 
 
 std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& tree, const SearchEnvironment& env) {
   std::vector<Finding> out;
-  auto add = [&](CheckRule rule, std::string message) {
-    out.push_back(make_finding(rule, file.string(), std::move(message)));
+  auto add = [&](CheckRule rule, check_rules_nix::FindingText text) {
+    out.push_back(make_finding(rule, file.string(), std::move(text.message)));
+    out.back().libraries = std::move(text.libraries);
   };
   check_rules_nix::version_mix(tree, add);
   if (auto by_runpath = check_rules_nix::without_ld_library_path(file, env))
@@ -539,7 +544,8 @@ std::vector<Finding> tree_findings(const fs::path& file, const DependencyTree& t
   auto stub = [&](const std::string& path, const ElfInfo& info) {
     if (is_stub_libcuda(info, path))
       add(CheckRule::RuntimeStub,
-          fmt::format("loads {}, the toolkit's stub ({} bytes of code): every CUDA call fails", path, info.code_size));
+          {fmt::format("loads {}, the toolkit's stub ({} bytes of code): every CUDA call fails", path, info.code_size),
+           {info.soname ? *info.soname : basename_of(path)}});
   };
   for (const auto& o : tree.objects) stub(o.path, *o.info);
   for (const auto& e : tree.edges)  // a dlopen'ed libcuda is not among the loaded objects

@@ -137,17 +137,24 @@ void version_mix(const DependencyTree& tree, const AddFinding& add) {
   for (const auto& [base, by_major] : majors) {
     if (by_major.size() < 2) continue;
     std::string parts;
-    for (const auto& [major, object] : by_major)
-      parts += fmt::format("{}{}.so.{} ({}; {})", parts.empty() ? "" : " and ", base, major, tree.objects[object].path,
+    std::vector<std::string> libraries;
+    for (const auto& [major, object] : by_major) {
+      libraries.push_back(fmt::format("{}.so.{}", base, major));
+      parts += fmt::format("{}{} ({}; {})", parts.empty() ? "" : " and ", libraries.back(), tree.objects[object].path,
                            how_reached(tree, object));
-    add(CheckRule::CudaVersionMix, fmt::format("loads {}", parts));
+    }
+    add(CheckRule::CudaVersionMix, {fmt::format("loads {}", parts), libraries});
   }
   if (releases.size() > 1) {
     std::string parts;
-    for (const auto& [release, where] : releases)
-      parts += fmt::format("{}CUDA {} ({} at {}; {})", parts.empty() ? "" : " and ", release, where.first,
-                           tree.objects[where.second].path, how_reached(tree, where.second));
-    add(CheckRule::CudaVersionMix, fmt::format("loads from two CUDA package sets: {}", parts));
+    std::vector<std::string> libraries;
+    for (const auto& [release, where] : releases) {
+      const auto& o = tree.objects[where.second];
+      libraries.push_back(o.info->soname ? *o.info->soname : std::string(basename_view(o.path)));
+      parts += fmt::format("{}CUDA {} ({} at {}; {})", parts.empty() ? "" : " and ", release, where.first, o.path,
+                           how_reached(tree, where.second));
+    }
+    add(CheckRule::CudaVersionMix, {fmt::format("loads from two CUDA package sets: {}", parts), libraries});
   }
 }
 
@@ -245,10 +252,11 @@ void shadowing(const DependencyTree& tree, const DependencyTree& by_runpath, con
     auto it = runpath_choice.find({tree.objects[e.from].path, e.resolution.name});
     if (it == runpath_choice.end() || it->second == *e.resolution.path) continue;
     add(CheckRule::LdLibraryPathShadowing,
-        fmt::format(
-            "{} for {}: LD_LIBRARY_PATH gives {}, the runpath would give {}{}", e.resolution.name,
-            tree.objects[e.from].path, *e.resolution.path, it->second,
-            e.resolution.name.rfind("libcuda.so", 0) == 0 ? " (a cuda_compat or driver choice is overridden)" : ""));
+        {fmt::format(
+             "{} for {}: LD_LIBRARY_PATH gives {}, the runpath would give {}{}", e.resolution.name,
+             tree.objects[e.from].path, *e.resolution.path, it->second,
+             e.resolution.name.rfind("libcuda.so", 0) == 0 ? " (a cuda_compat or driver choice is overridden)" : ""),
+         {e.resolution.name}});
   }
 }
 

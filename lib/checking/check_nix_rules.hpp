@@ -13,7 +13,15 @@
 
 namespace runpatch::check_rules_nix {
 
-using AddFinding = std::function<void(CheckRule rule, std::string message)>;
+// A finding's text and, for findings about a tree, the libraries it concerns
+// (a message converts: most rules concern the file itself).
+struct FindingText {
+  std::string message;
+  std::vector<std::string> libraries;
+  FindingText(std::string text, std::vector<std::string> names = {})  // NOLINT: converts from a message
+      : message(std::move(text)), libraries(std::move(names)) {}
+};
+using AddFinding = std::function<void(CheckRule rule, FindingText text)>;
 
 // cuda-version-mix: over the loaded objects of one file's tree.
 void version_mix(const DependencyTree& tree, const AddFinding& add);

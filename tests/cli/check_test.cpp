@@ -218,6 +218,10 @@ TEST_F(Check, CudaVersionMix) {
   EXPECT_NE(tree.output.find("error cuda-version-mix: loads libcublas.so.12"), std::string::npos) << tree.output;
   auto why = test::run_command({RUNPATCH_CLI, "why", "--ignore-environment", "libcublas.so.13", user.string()});
   EXPECT_NE(why.output.find("cuda-version-mix"), std::string::npos) << why.output;
+  EXPECT_EQ(mix->libraries, (std::vector<std::string>{"libcublas.so.12", "libcublas.so.13"}));
+  // A finding concerns the libraries it names, not every name its text contains a prefix of.
+  auto why_prefix = test::run_command({RUNPATCH_CLI, "why", "--ignore-environment", "libcublas.so.1", user.string()});
+  EXPECT_EQ(why_prefix.output.find("cuda-version-mix"), std::string::npos) << why_prefix.output;
   // One major only: nothing to report.
   fs::path single = file("lib/libgreet.so", "single.so", v13);
   EditRequest one;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -129,7 +130,12 @@ struct Finding {
   // A library the loader does not find in the file's closure, and the object
   // whose search failed (its loader's path; empty: the file itself).
   std::string library, requester;
+  // A finding about a file's tree (a version mix, shadowing, a stub loaded): the libraries it concerns.
+  std::vector<std::string> libraries;
   std::string_view rule_id() const { return rule_info(rule).id; }
+  bool concerns(std::string_view name) const {
+    return library == name || std::find(libraries.begin(), libraries.end(), name) != libraries.end();
+  }
 };
 
 struct CheckOptions {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runpatch/checking/check.hpp"
 #include "runpatch/resolving/resolve.hpp"
 
 namespace runpatch {
@@ -18,5 +19,24 @@ struct Suggestion {
 // Files named `library` under search_dirs, judged against what requester needs.
 std::vector<Suggestion> suggest_fixes(const DependencyTree& tree, const DependencyEdge& edge,
                                       const std::vector<std::filesystem::path>& search_dirs);
+
+// `runpatch why LIB FILE`: each object of FILE's tree that needs LIB, how
+// the loader searched for it and what would fix a miss; the findings about
+// the tree that concern LIB (a version mix, shadowing, a stub loaded).
+struct WhyNeed {
+  std::string needed_by;
+  Resolution resolution;
+  std::vector<Suggestion> suggestions;  // for a miss
+};
+struct WhyAnswer {
+  std::string library;
+  LoaderModel loader;
+  std::vector<WhyNeed> needs;
+  std::vector<Finding> related;
+  bool needed() const { return !needs.empty(); }
+  bool all_found() const;
+};
+Expected<WhyAnswer> explain_why(const std::filesystem::path& file, const std::string& library,
+                                const std::vector<std::filesystem::path>& search_dirs, const SearchEnvironment& env);
 
 }  // namespace runpatch
