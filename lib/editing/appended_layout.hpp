@@ -24,12 +24,26 @@ struct CarriedRange {
   bool placed_anyway = false;  // the dynamic strings or section: the segment holds their new copy already
 };
 
+// Where the edit puts a resolution-cache note (docs/resolution-cache.md).
+enum class NewNote {
+  None,
+  InTheSegment,  // in the appended segment itself (an edit that moves no dynamic table)
+  OwnSegment,    // in a read-only PT_LOAD of its own, beside the read-write segment
+};
+// What becomes of the note the file has.
+enum class OldNote {
+  Kept,            // untouched (or none)
+  ReplacedAlone,   // alone in its segment: that segment's entry is freed
+  ReplacedShared,  // sharing its segment: neutralized where it is
+};
+
 template <class E>
 struct EarlierSegments {
   // The resolution-cache note to place, and the old one it replaces.
   std::optional<size_t> note_segment;  // an earlier edit's segment holding the note alone
   std::vector<uint8_t> note_bytes;
-  bool place_note = false, note_load = false, replace_existing = false, existing_alone = false;
+  NewNote new_note = NewNote::None;
+  OldNote old_note = OldNote::Kept;
   std::optional<uint64_t> replaced_note;
   // Segments of earlier edits this one replaces.
   std::optional<elf::Phdr<E>> earlier_segment, earlier_note;

@@ -96,7 +96,7 @@ void lay_out_parts(Placement& placement, const EarlierSegments<E>& earlier, cons
   parts.dynamic = placement.dyn_slots * sizeof(elf::Dyn<E>);
   parts.interp = room.move_interp ? room.interp_text.size() + 1 : 0;
   for (const auto& c : room.carried) parts.carried.push_back({c.size, c.align});
-  parts.note = earlier.place_note && !earlier.note_load ? earlier.note_bytes.size() : 0;
+  parts.note = earlier.new_note == NewNote::InTheSegment ? earlier.note_bytes.size() : 0;
   placement.rel = layout::lay_out_segment(parts);
   placement.carried = room.carried;
   for (size_t i = 0; i < placement.carried.size(); ++i) placement.carried[i].rel = placement.rel.carried[i];
@@ -174,7 +174,7 @@ Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments
   // last, mapped twice, but no page of memory is both.
   placement.note_off = placement.seg_off + placement.rel.note;
   placement.note_vaddr = placement.seg_vaddr + placement.rel.note;
-  if (earlier.note_load) {
+  if (earlier.new_note == NewNote::OwnSegment) {
     placement.note_off = align_up(placement.seg_off + placement.rel.size, 8);
     placement.note_vaddr = placement.note_off + (placement.seg_vaddr - placement.seg_off) + page;
     if (!fits_address_space<E>(placement.note_vaddr, earlier.note_bytes.size(), max_end))

@@ -128,7 +128,8 @@ class RoomFinder {
     Room<E> room;
     room.phdrs = earlier_.phdrs;
     room.layout = earlier_.layout;
-    size_t wanted = 1 + (earlier_.note_load ? 1 : 0) + (earlier_.place_note ? 1 : 0) + (in_.stack_entry_wanted ? 1 : 0);
+    size_t wanted = 1 + (earlier_.new_note == NewNote::OwnSegment ? 1 : 0) +
+                    (earlier_.new_note != NewNote::None ? 1 : 0) + (in_.stack_entry_wanted ? 1 : 0);
     uint64_t phoff = view_.ehdr().e_phoff, table_size = view_.phdrs().size() * sizeof(Phdr<E>);
     bool evacuated_interp = false;
     bool table_in_earlier = (earlier_.earlier_segment && covers(*earlier_.earlier_segment, phoff, table_size)) ||
@@ -220,8 +221,8 @@ class RoomFinder {
     auto& phdrs = room.phdrs;
     for (size_t i = 0; i < phdrs.size(); ++i)
       if (phdrs[i].p_type == elf::PT_LOAD) room.load_at = i + 1;
-    phdrs.insert(phdrs.begin() + room.load_at, earlier_.note_load ? 2 : 1, Phdr<E>{});
-    if (earlier_.place_note) {
+    phdrs.insert(phdrs.begin() + room.load_at, earlier_.new_note == NewNote::OwnSegment ? 2 : 1, Phdr<E>{});
+    if (earlier_.new_note != NewNote::None) {
       size_t at = phdrs.size();
       for (size_t i = 0; i < phdrs.size(); ++i)
         if (phdrs[i].p_type == elf::PT_NOTE) at = i + 1;
@@ -405,18 +406,17 @@ EarlierSegments<E> find_earlier_segments(const PlanInputs<E>& in, bool with_dyna
     auto old = in.view.bytes().subspan(note.existing->offset, note.existing->size);
     earlier.note_bytes.assign(old.begin(), old.end());
   }
-  earlier.place_note = !earlier.note_bytes.empty();
-  earlier.note_load = earlier.place_note && with_dynamic;
-  earlier.replace_existing = note.existing && (note.action != NoteChange::Action::None || earlier.place_note);
-  earlier.existing_alone = earlier.replace_existing && note.existing->alone;
-  if (earlier.existing_alone) earlier.replaced_note = note.existing->offset;
+  if (!earlier.note_bytes.empty()) earlier.new_note = with_dynamic ? NewNote::OwnSegment : NewNote::InTheSegment;
+  if (note.existing && (note.action != NoteChange::Action::None || earlier.new_note != NewNote::None))
+    earlier.old_note = note.existing->alone ? OldNote::ReplacedAlone : OldNote::ReplacedShared;
+  if (earlier.old_note == OldNote::ReplacedAlone) earlier.replaced_note = note.existing->offset;
   // Entries that this edit frees: they become PT_NULL, reused by the room.
   if (std::optional<size_t> index = with_dynamic ? earlier_runpatch_segment(in, earlier.note_segment) : std::nullopt) {
     earlier.earlier_segment = earlier.phdrs[*index];
     earlier.phdrs[*index].p_type = elf::PT_NULL;
     earlier.layout.push_back(LayoutStep::ReplacedEarlierSegment);
   }
-  if (earlier.note_segment && earlier.replace_existing) {
+  if (earlier.note_segment && earlier.old_note != OldNote::Kept) {
     earlier.earlier_note = earlier.phdrs[*earlier.note_segment];
     earlier.phdrs[*earlier.note_segment].p_type = elf::PT_NULL;
     // A note-only edit moved the program header table into its note's segment
@@ -425,7 +425,7 @@ EarlierSegments<E> find_earlier_segments(const PlanInputs<E>& in, bool with_dyna
     if (covers(*earlier.earlier_note, uint64_t(in.view.ehdr().e_phoff), table_size))
       earlier.layout.push_back(LayoutStep::ReplacedEarlierSegment);
   }
-  if (earlier.existing_alone) earlier.phdrs[note.existing->segment].p_type = elf::PT_NULL;
+  if (earlier.old_note == OldNote::ReplacedAlone) earlier.phdrs[note.existing->segment].p_type = elf::PT_NULL;
   return earlier;
 }
 

@@ -59,9 +59,9 @@ class AppendedWriter {
     plan.strategy = EditStrategy::Appended;
     plan.fits_later_tools = !room_.move_phdrs && (!room_.grow_in_place || room_.room_for_patchelf);
     plan.layout = room_.layout;
-    if (earlier_.place_note)
-      plan.layout.push_back(earlier_.note_load ? LayoutStep::ResolutionCacheOwnSegment
-                                               : LayoutStep::ResolutionCacheSegment);
+    if (earlier_.new_note != NewNote::None)
+      plan.layout.push_back(earlier_.new_note == NewNote::OwnSegment ? LayoutStep::ResolutionCacheOwnSegment
+                                                                     : LayoutStep::ResolutionCacheSegment);
     plan.new_size = at_.seg_off + tail.size();
     plan.reclaimed_from = at_.reclaimed_from;
     plan.writes.push_back({WritePhase::Prepare, at_.seg_off, std::move(tail), WriteKind::AppendedSegment});
@@ -92,12 +92,12 @@ class AppendedWriter {
     // The loader may write DT_DEBUG and relocate the dynamic table; notes and headers are only read.
     describe<E>(phdrs[load_at], elf::PT_LOAD, with_dynamic_ ? elf::PF_R | elf::PF_W : elf::PF_R, at_.seg_off,
                 at_.seg_vaddr, at_.rel.size, page);
-    if (earlier_.note_load)
+    if (earlier_.new_note == NewNote::OwnSegment)
       describe<E>(phdrs[load_at + 1], elf::PT_LOAD, elf::PF_R, at_.note_off, at_.note_vaddr, note_size, page);
     if (room_.note_at)
       describe<E>(phdrs[*room_.note_at], elf::PT_NOTE, elf::PF_R, at_.note_off, at_.note_vaddr, note_size, 4);
     for (size_t i = 0; i < phdrs.size(); ++i)
-      if (i != load_at && i != room_.note_at && !(earlier_.note_load && i == load_at + 1))
+      if (i != load_at && i != room_.note_at && !(earlier_.new_note == NewNote::OwnSegment && i == load_at + 1))
         move_segment_entry(phdrs[i], phdrs.size() * sizeof(Phdr));
     return phdrs;
   }
@@ -160,7 +160,7 @@ class AppendedWriter {
     if (room_.move_phdrs) std::memcpy(tail.data() + rel.phdrs, phdrs_.data(), phdrs_.size() * sizeof(Phdr));
     for (const auto& c : at_.carried) std::memcpy(tail.data() + c.rel, view_.bytes().data() + c.off, c.size);
     if (with_dynamic_) write_renames_into_copies(tail);
-    if (earlier_.place_note) {
+    if (earlier_.new_note != NewNote::None) {
       tail.resize(at_.note_off + earlier_.note_bytes.size() - at_.seg_off, 0);
       std::memcpy(tail.data() + (at_.note_off - at_.seg_off), earlier_.note_bytes.data(), earlier_.note_bytes.size());
     }
@@ -226,7 +226,7 @@ class AppendedWriter {
 
   // A note sharing its segment stays where it is, as a note no loader reads (in its copy too).
   void neutralize_shared_note(EditPlan& plan, std::vector<uint8_t>& tail) const {
-    if (!earlier_.replace_existing || earlier_.existing_alone) return;
+    if (earlier_.old_note != OldNote::ReplacedShared) return;
     const NoteRef& old = *in_.note.existing;
     auto header = neutralized_note_header(view_, old);
     plan.writes.push_back({WritePhase::Prepare, old.offset, header, WriteKind::OldResolutionCacheNote});
@@ -244,9 +244,9 @@ class AppendedWriter {
     if (view_.shdrs().empty()) return std::vector<MovedSection>();
     std::vector<Shdr> shdrs(view_.shdrs().begin(), view_.shdrs().end());
     auto moved = move_sections(shdrs);
-    if (earlier_.replace_existing)
+    if (earlier_.old_note != OldNote::Kept)
       RUNPATCH_CHECK(update_note_section(shdrs, new_eh, tail));
-    else if (earlier_.place_note)
+    else if (earlier_.new_note != NewNote::None)
       RUNPATCH_CHECK(add_note_section(shdrs, new_eh, tail));
     cover_bytes_the_strings_left(shdrs, new_eh, tail, moved);
     keep_a_section_after_moved(shdrs, tail, moved);
@@ -340,7 +340,7 @@ class AppendedWriter {
     bool alone = in_.note.existing->alone;
     if (in_.note.existing_section) {
       Shdr& sh = shdrs[*in_.note.existing_section];
-      if (earlier_.place_note && alone) {
+      if (earlier_.new_note != NewNote::None && alone) {
         sh.sh_offset = at_.note_off;
         sh.sh_addr = at_.note_vaddr;
         sh.sh_size = earlier_.note_bytes.size();
@@ -349,7 +349,7 @@ class AppendedWriter {
       sh.sh_name = 0;
       if (alone) sh = Shdr{};  // SHT_NULL: every field zero (gABI)
     }
-    if (earlier_.place_note) return add_note_section(shdrs, eh, tail);
+    if (earlier_.new_note != NewNote::None) return add_note_section(shdrs, eh, tail);
     return {};
   }
 
