@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "editing/appended_segment.hpp"
 #include "editing/layout_math.hpp"
 #include "editing/plan_inputs.hpp"
 #include "editing/string_placer.hpp"
@@ -39,6 +40,8 @@ enum class OldNote {
 
 template <class E>
 struct EarlierSegments {
+  SegmentCarries carries = SegmentCarries::DynamicTables;  // the request every later phase reads
+  bool carries_dynamic() const { return carries == SegmentCarries::DynamicTables; }
   // The resolution-cache note to place, and the old one it replaces.
   std::optional<size_t> note_segment;  // an earlier edit's segment holding the note alone
   std::vector<uint8_t> note_bytes;
@@ -77,7 +80,6 @@ struct Placement {
 template <class E>
 struct AppendedLayout {
   const PlanInputs<E>& in;
-  bool with_dynamic;
   const EarlierSegments<E>& earlier;
   const Room<E>& room;
   const PlacedStrings& strings;
@@ -85,27 +87,27 @@ struct AppendedLayout {
 };
 
 template <class E>
-EarlierSegments<E> find_earlier_segments(const PlanInputs<E>& in, bool with_dynamic);
+EarlierSegments<E> find_earlier_segments(const PlanInputs<E>& in, SegmentCarries carries);
 
 template <class E>
-Expected<Room<E>> choose_room(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, bool with_dynamic);
+Expected<Room<E>> choose_room(const PlanInputs<E>& in, const EarlierSegments<E>& earlier);
 
 template <class E>
-PlacedStrings appended_strings(const PlanInputs<E>& in, bool with_dynamic);
+PlacedStrings appended_strings(const PlanInputs<E>& in, const EarlierSegments<E>& earlier);
 
 template <class E>
 Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, const Room<E>& room,
-                                  const PlacedStrings& strings, bool with_dynamic);
+                                  const PlacedStrings& strings);
 
 template <class E>
 Expected<EditPlan> appended_writes(const AppendedLayout<E>& layout);
 
 #define RUNPATCH_EXTERN_APPENDED_PHASES(E)                                                                           \
-  extern template EarlierSegments<E> find_earlier_segments(const PlanInputs<E>&, bool);                              \
-  extern template Expected<Room<E>> choose_room(const PlanInputs<E>&, const EarlierSegments<E>&, bool);              \
-  extern template PlacedStrings appended_strings(const PlanInputs<E>&, bool);                                        \
+  extern template EarlierSegments<E> find_earlier_segments(const PlanInputs<E>&, SegmentCarries);                    \
+  extern template Expected<Room<E>> choose_room(const PlanInputs<E>&, const EarlierSegments<E>&);                    \
+  extern template PlacedStrings appended_strings(const PlanInputs<E>&, const EarlierSegments<E>&);                   \
   extern template Expected<Placement> place_segment(const PlanInputs<E>&, const EarlierSegments<E>&, const Room<E>&, \
-                                                    const PlacedStrings&, bool);                                     \
+                                                    const PlacedStrings&);                                           \
   extern template Expected<EditPlan> appended_writes(const AppendedLayout<E>&);
 RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_EXTERN_APPENDED_PHASES)
 #undef RUNPATCH_EXTERN_APPENDED_PHASES

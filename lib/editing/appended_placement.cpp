@@ -65,9 +65,8 @@ bool only_section_tables_past(const MappedElfView<E>& view, uint64_t from, uint6
 // segment of an earlier edit that ends the file with nothing else in it or
 // after it — so that N edits cost about one.
 template <class E>
-std::optional<uint64_t> reclaimable_tail(const PlanInputs<E>& in, const EarlierSegments<E>& earlier,
-                                         bool with_dynamic) {
-  if (!with_dynamic) return std::nullopt;
+std::optional<uint64_t> reclaimable_tail(const PlanInputs<E>& in, const EarlierSegments<E>& earlier) {
+  if (!earlier.carries_dynamic()) return std::nullopt;
   if (in.info.interrupted_edit_tail) return in.info.interrupted_edit_tail;
   const auto& segment = earlier.earlier_segment;
   if (!in.options.reclaim_earlier_segment || !segment) return std::nullopt;
@@ -87,11 +86,12 @@ std::optional<uint64_t> reclaimable_tail(const PlanInputs<E>& in, const EarlierS
 // The parts of the segment in order, each at its offset in it.
 template <class E>
 void lay_out_parts(Placement& placement, const EarlierSegments<E>& earlier, const Room<E>& room,
-                   const PlacedStrings& strings, bool with_dynamic) {
+                   const PlacedStrings& strings) {
+  const bool carries_dynamic = earlier.carries_dynamic();
   layout::SegmentParts parts;
   parts.phdr_table = room.move_phdrs ? room.phdrs.size() * sizeof(elf::Phdr<E>) : 0;
-  parts.has_dynamic = with_dynamic;
-  placement.dyn_slots = with_dynamic ? strings.model.entries.size() + 1 + kSpareDynamicSlots : 0;
+  parts.has_dynamic = carries_dynamic;
+  placement.dyn_slots = carries_dynamic ? strings.model.entries.size() + 1 + kSpareDynamicSlots : 0;
   parts.strtab = strings.strtab.size();
   parts.dynamic = placement.dyn_slots * sizeof(elf::Dyn<E>);
   parts.interp = room.move_interp ? room.interp_text.size() + 1 : 0;
@@ -141,8 +141,8 @@ Status keep_first_load_delta(const PlanInputs<E>& in, Placement& placement, cons
 }  // namespace
 
 template <class E>
-PlacedStrings appended_strings(const PlanInputs<E>& in, bool with_dynamic) {
-  if (!with_dynamic) return {in.model, {}, {}};
+PlacedStrings appended_strings(const PlanInputs<E>& in, const EarlierSegments<E>& earlier) {
+  if (!earlier.carries_dynamic()) return {in.model, {}, {}};
   uint64_t kept = in.options.mark_replaced_runpath ? in.table.strtab_size : kept_strings_size(in);
   return StringPlacer<E>(in).in_extended_table(kept);
 }
@@ -150,10 +150,10 @@ PlacedStrings appended_strings(const PlanInputs<E>& in, bool with_dynamic) {
 // vaddr ≡ offset (mod page), above every segment: no padding in the file.
 template <class E>
 Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, const Room<E>& room,
-                                  const PlacedStrings& strings, bool with_dynamic) {
+                                  const PlacedStrings& strings) {
   Placement placement;
-  lay_out_parts(placement, earlier, room, strings, with_dynamic);
-  placement.reclaimed_from = reclaimable_tail(in, earlier, with_dynamic);
+  lay_out_parts(placement, earlier, room, strings);
+  placement.reclaimed_from = reclaimable_tail(in, earlier);
   uint64_t page = in.page_size(), old_size = placement.reclaimed_from.value_or(in.view.bytes().size());
   auto [max_end, first_load] = loads_that_stay(in, earlier);
   placement.seg_off = room.move_phdrs ? layout::moved_table_offset(old_size, std::min(page, binutils_page(in.view)),
@@ -184,9 +184,9 @@ Expected<Placement> place_segment(const PlanInputs<E>& in, const EarlierSegments
 }
 
 #define RUNPATCH_INSTANTIATE(E)                                                                               \
-  template PlacedStrings appended_strings(const PlanInputs<E>&, bool);                                        \
+  template PlacedStrings appended_strings(const PlanInputs<E>&, const EarlierSegments<E>&);                   \
   template Expected<Placement> place_segment(const PlanInputs<E>&, const EarlierSegments<E>&, const Room<E>&, \
-                                             const PlacedStrings&, bool);
+                                             const PlacedStrings&);
 RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
 #undef RUNPATCH_INSTANTIATE
 

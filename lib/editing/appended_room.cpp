@@ -121,8 +121,7 @@ class RoomFinder {
   using Sym = elf::Sym<E>;
 
  public:
-  RoomFinder(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, bool with_dynamic)
-      : in_(in), view_(in.view), earlier_(earlier), with_dynamic_(with_dynamic) {}
+  RoomFinder(const PlanInputs<E>& in, const EarlierSegments<E>& earlier) : in_(in), view_(in.view), earlier_(earlier) {}
 
   Expected<Room<E>> choose() const {
     Room<E> room;
@@ -293,7 +292,7 @@ class RoomFinder {
     // The dynamic strings move anyway when the dynamic section does; the tables it points at can follow,
     // unless the file is written in place: processes that have it mapped read .gnu.hash on every lookup.
     std::vector<CarriedRange> tables;
-    if (with_dynamic_ && !in_.options.in_place) {
+    if (earlier_.carries_dynamic() && !in_.options.in_place) {
       tables = movable_dynamic_tables(in_);
       tables.push_back({in_.table.strtab_offset, in_.table.strtab_size, 1, 0, elf::DT_STRTAB, true});
       // The dynamic section too (patchelf 0.14 puts it right after the table of a program it shifted).
@@ -389,29 +388,31 @@ class RoomFinder {
   const PlanInputs<E>& in_;
   const MappedElfView<E>& view_;
   const EarlierSegments<E>& earlier_;
-  const bool with_dynamic_;
 };
 
 }  // namespace
 
 template <class E>
-EarlierSegments<E> find_earlier_segments(const PlanInputs<E>& in, bool with_dynamic) {
+EarlierSegments<E> find_earlier_segments(const PlanInputs<E>& in, SegmentCarries carries) {
+  const bool carries_dynamic = carries == SegmentCarries::DynamicTables;
   EarlierSegments<E> earlier;
+  earlier.carries = carries;
   const NoteChange& note = in.note;
   earlier.phdrs.assign(in.view.phdrs().begin(), in.view.phdrs().end());
   earlier.note_segment = earlier_note_segment(in);
   earlier.note_bytes = note.bytes;
-  if (with_dynamic && earlier.note_segment && note.action == NoteChange::Action::None) {
+  if (carries_dynamic && earlier.note_segment && note.action == NoteChange::Action::None) {
     // Unchanged, but its segment must stay last: it moves along.
     auto old = in.view.bytes().subspan(note.existing->offset, note.existing->size);
     earlier.note_bytes.assign(old.begin(), old.end());
   }
-  if (!earlier.note_bytes.empty()) earlier.new_note = with_dynamic ? NewNote::OwnSegment : NewNote::InTheSegment;
+  if (!earlier.note_bytes.empty()) earlier.new_note = carries_dynamic ? NewNote::OwnSegment : NewNote::InTheSegment;
   if (note.existing && (note.action != NoteChange::Action::None || earlier.new_note != NewNote::None))
     earlier.old_note = note.existing->alone ? OldNote::ReplacedAlone : OldNote::ReplacedShared;
   if (earlier.old_note == OldNote::ReplacedAlone) earlier.replaced_note = note.existing->offset;
   // Entries that this edit frees: they become PT_NULL, reused by the room.
-  if (std::optional<size_t> index = with_dynamic ? earlier_runpatch_segment(in, earlier.note_segment) : std::nullopt) {
+  if (std::optional<size_t> index =
+          carries_dynamic ? earlier_runpatch_segment(in, earlier.note_segment) : std::nullopt) {
     earlier.earlier_segment = earlier.phdrs[*index];
     earlier.phdrs[*index].p_type = elf::PT_NULL;
     earlier.layout.push_back(LayoutStep::ReplacedEarlierSegment);
@@ -430,13 +431,13 @@ EarlierSegments<E> find_earlier_segments(const PlanInputs<E>& in, bool with_dyna
 }
 
 template <class E>
-Expected<Room<E>> choose_room(const PlanInputs<E>& in, const EarlierSegments<E>& earlier, bool with_dynamic) {
-  return RoomFinder<E>(in, earlier, with_dynamic).choose();
+Expected<Room<E>> choose_room(const PlanInputs<E>& in, const EarlierSegments<E>& earlier) {
+  return RoomFinder<E>(in, earlier).choose();
 }
 
-#define RUNPATCH_INSTANTIATE(E)                                                  \
-  template EarlierSegments<E> find_earlier_segments(const PlanInputs<E>&, bool); \
-  template Expected<Room<E>> choose_room(const PlanInputs<E>&, const EarlierSegments<E>&, bool);
+#define RUNPATCH_INSTANTIATE(E)                                                            \
+  template EarlierSegments<E> find_earlier_segments(const PlanInputs<E>&, SegmentCarries); \
+  template Expected<Room<E>> choose_room(const PlanInputs<E>&, const EarlierSegments<E>&);
 RUNPATCH_FOR_EACH_ELF_TARGET(RUNPATCH_INSTANTIATE)
 #undef RUNPATCH_INSTANTIATE
 

@@ -37,14 +37,14 @@ class AppendedWriter {
   explicit AppendedWriter(const AppendedLayout<E>& layout)
       : in_(layout.in),
         view_(layout.in.view),
-        with_dynamic_(layout.with_dynamic),
+        carries_dynamic_(layout.earlier.carries_dynamic()),
         earlier_(layout.earlier),
         room_(layout.room),
         strings_(layout.strings),
         at_(layout.placement),
         phdrs_(program_headers()),
         dynamic_(rebased_dynamic()),
-        rename_writes_(with_dynamic_ ? in_.renamer.writes(view_, strings_.offsets) : std::vector<PlannedWrite>()) {}
+        rename_writes_(carries_dynamic_ ? in_.renamer.writes(view_, strings_.offsets) : std::vector<PlannedWrite>()) {}
 
   Expected<EditPlan> plan() const {
     std::vector<uint8_t> tail = segment_bytes();
@@ -69,13 +69,13 @@ class AppendedWriter {
     // A new interpreter that fits where the old one is, while the segment is appended for other reasons.
     if (in_.interp.changed && !room_.move_interp) plan.writes.push_back(interpreter_write(in_, WritePhase::Commit));
     // Without the dynamic section, the strings stay where the in-place layout put them (and wrote these).
-    if (with_dynamic_) {
+    if (carries_dynamic_) {
       CarriedSpans carried;
       for (const auto& c : at_.carried) carried.emplace_back(c.off, c.size);
       add_version_need_writes(in_, strings_.offsets, plan, carried);
       add_symbol_rename_writes(rename_writes_, plan, carried);
     }
-    add_symbol_updates(plan, moved, with_dynamic_ ? at_.seg_vaddr + at_.rel.dynamic : in_.table.vaddr);
+    add_symbol_updates(plan, moved, carries_dynamic_ ? at_.seg_vaddr + at_.rel.dynamic : in_.table.vaddr);
     zero_tables_left_behind(plan);
     plan.warnings = at_.warnings;
     return plan;
@@ -90,7 +90,7 @@ class AppendedWriter {
     size_t load_at = room_.load_at;
     auto note_size = earlier_.note_bytes.size();
     // The loader may write DT_DEBUG and relocate the dynamic table; notes and headers are only read.
-    describe<E>(phdrs[load_at], elf::PT_LOAD, with_dynamic_ ? elf::PF_R | elf::PF_W : elf::PF_R, at_.seg_off,
+    describe<E>(phdrs[load_at], elf::PT_LOAD, carries_dynamic_ ? elf::PF_R | elf::PF_W : elf::PF_R, at_.seg_off,
                 at_.seg_vaddr, at_.rel.size, page);
     if (earlier_.new_note == NewNote::OwnSegment)
       describe<E>(phdrs[load_at + 1], elf::PT_LOAD, elf::PF_R, at_.note_off, at_.note_vaddr, note_size, page);
@@ -111,7 +111,7 @@ class AppendedWriter {
 
   // An existing entry whose contents moved into the new segment follows them.
   void move_segment_entry(Phdr& ph, uint64_t table_size) const {
-    if (ph.p_type == elf::PT_DYNAMIC && with_dynamic_) {
+    if (ph.p_type == elf::PT_DYNAMIC && carries_dynamic_) {
       point(ph, at_.rel.dynamic, at_.dyn_slots * sizeof(Dyn));
     } else if (ph.p_type == elf::PT_INTERP && room_.move_interp) {
       point(ph, at_.rel.interp, room_.interp_text.size() + 1);
@@ -127,7 +127,7 @@ class AppendedWriter {
 
   DynamicModel rebased_dynamic() const {
     DynamicModel model = strings_.model;
-    if (!with_dynamic_) return model;
+    if (!carries_dynamic_) return model;
     for (auto& e : model.entries) {
       for (const auto& c : at_.carried)
         if (c.dynamic_tag != 0 && e.tag == c.dynamic_tag) e.value = at_.seg_vaddr + c.rel;
@@ -150,7 +150,7 @@ class AppendedWriter {
   std::vector<uint8_t> segment_bytes() const {
     const auto& rel = at_.rel;
     std::vector<uint8_t> tail(rel.size, 0);
-    if (with_dynamic_) {
+    if (carries_dynamic_) {
       std::memcpy(tail.data() + rel.strtab, strings_.strtab.data(), strings_.strtab.size());
       auto dyn_bytes = serialize_dynamic<E>(dynamic_, at_.dyn_slots);
       std::memcpy(tail.data() + rel.dynamic, dyn_bytes.data(), dyn_bytes.size());
@@ -159,7 +159,7 @@ class AppendedWriter {
       std::memcpy(tail.data() + rel.interp, room_.interp_text.c_str(), room_.interp_text.size() + 1);
     if (room_.move_phdrs) std::memcpy(tail.data() + rel.phdrs, phdrs_.data(), phdrs_.size() * sizeof(Phdr));
     for (const auto& c : at_.carried) std::memcpy(tail.data() + c.rel, view_.bytes().data() + c.off, c.size);
-    if (with_dynamic_) write_renames_into_copies(tail);
+    if (carries_dynamic_) write_renames_into_copies(tail);
     if (earlier_.new_note != NewNote::None) {
       tail.resize(at_.note_off + earlier_.note_bytes.size() - at_.seg_off, 0);
       std::memcpy(tail.data() + (at_.note_off - at_.seg_off), earlier_.note_bytes.data(), earlier_.note_bytes.size());
@@ -177,7 +177,7 @@ class AppendedWriter {
   // segment is written over them, nor over bytes another write of the edit
   // puts there (a table grown over evacuated strings).
   void zero_tables_left_behind(EditPlan& plan) const {
-    if (!with_dynamic_ || in_.options.in_place) return;
+    if (!carries_dynamic_ || in_.options.in_place) return;
     uint64_t table = in_.table.strtab_offset, size = in_.table.strtab_size;
     std::vector<uint8_t> strings = in_.copy_range(table, size);
     if (in_.shares_bytes_with_other_sections(table, size, elf::SHT_STRTAB))
@@ -318,9 +318,10 @@ class AppendedWriter {
     for (size_t i = 0; i < shdrs.size(); ++i) {
       const Shdr& sh = shdrs[i];
       bool allocated = sh.sh_flags & elf::SHF_ALLOC;
-      if (with_dynamic_ && sh.sh_type == elf::SHT_DYNAMIC && sh.sh_offset == in_.table.offset)
+      if (carries_dynamic_ && sh.sh_type == elf::SHT_DYNAMIC && sh.sh_offset == in_.table.offset)
         move(i, at_.rel.dynamic, at_.dyn_slots * sizeof(Dyn));
-      else if (with_dynamic_ && sh.sh_type == elf::SHT_STRTAB && allocated && sh.sh_offset == in_.table.strtab_offset)
+      else if (carries_dynamic_ && sh.sh_type == elf::SHT_STRTAB && allocated &&
+               sh.sh_offset == in_.table.strtab_offset)
         move(i, at_.rel.strtab, strings_.strtab.size());
       else if (room_.move_interp && interp && sh.sh_type == elf::SHT_PROGBITS && sh.sh_offset == interp->p_offset &&
                allocated)
@@ -376,7 +377,7 @@ class AppendedWriter {
   // the file as they do for a linker's output.
   void cover_bytes_the_strings_left(std::vector<Shdr>& shdrs, Ehdr& eh, std::vector<uint8_t>& tail,
                                     const std::vector<MovedSection>& moved) const {
-    if (view_.ehdr().e_type != elf::ET_EXEC || !with_dynamic_) return;
+    if (view_.ehdr().e_type != elf::ET_EXEC || !carries_dynamic_) return;
     for (const auto& m : moved) {
       const Shdr& old = view_.shdrs()[m.index];
       if (old.sh_type != elf::SHT_STRTAB || old.sh_size == 0 || !in_first_segment(old.sh_offset, old.sh_size)) continue;
@@ -494,7 +495,7 @@ class AppendedWriter {
 
   const PlanInputs<E>& in_;
   const MappedElfView<E>& view_;
-  const bool with_dynamic_;
+  const bool carries_dynamic_;
   const EarlierSegments<E>& earlier_;
   const Room<E>& room_;
   const PlacedStrings& strings_;

@@ -286,7 +286,7 @@ Expected<EditPlan> plan_interpreter_only(const PlanInputs<E>& in) {
   EditPlan plan;
   plan.new_size = in.view.bytes().size();
   if (!in.interp.changed) return plan;
-  if (in.interp.needs_room) return plan_appended_segment<E>(in, /*with_dynamic=*/false);
+  if (in.interp.needs_room) return plan_appended_segment<E>(in, SegmentCarries::InterpreterOrNote);
   plan.strategy = EditStrategy::InPlace;
   plan.layout = {LayoutStep::InterpreterInPlace};
   plan.writes.push_back(interpreter_write(in, WritePhase::Commit));
@@ -301,7 +301,7 @@ Expected<EditPlan> plan_interpreter_only(const PlanInputs<E>& in) {
 template <class E>
 std::optional<EditPlan> rebuilt_earlier_tail(const PlanInputs<E>& in) {
   if (!in.options.reclaim_earlier_segment || in.options.commit_in_elf_header) return std::nullopt;
-  auto rebuilt = plan_appended_segment<E>(in, /*with_dynamic=*/true);
+  auto rebuilt = plan_appended_segment<E>(in, SegmentCarries::DynamicTables);
   if (!rebuilt || !rebuilt->reclaimed_from || rebuilt->reclaimed_from == in.info.interrupted_edit_tail)
     return std::nullopt;
   return std::move(*rebuilt);
@@ -317,12 +317,12 @@ Expected<EditPlan> plan_dynamic(const PlanInputs<E>& in) {
   // read-only first page, and the loader crashed writing DT_DEBUG there).
   bool entries_change = in.model.any_changed(in.original) || !in.version_need_renames.empty() || !in.renamer.empty();
   if (in.interp.needs_room && !in.stack_entry_wanted && !entries_change)
-    return plan_appended_segment<E>(in, /*with_dynamic=*/false);
-  if (in.interp.needs_room || in.stack_entry_wanted) return plan_appended_segment<E>(in, /*with_dynamic=*/true);
+    return plan_appended_segment<E>(in, SegmentCarries::InterpreterOrNote);
+  if (in.interp.needs_room || in.stack_entry_wanted) return plan_appended_segment<E>(in, SegmentCarries::DynamicTables);
   RUNPATCH_TRY(auto in_place, InPlacePlanner<E>(in).plan_tables());
   // Several writes in place (the interpreter and the dynamic section) cannot commit as one.
   if (in_place && in.options.commit_in_elf_header && !commits_in_one_write(*in_place)) in_place.reset();
-  if (!in_place) return plan_appended_segment<E>(in, /*with_dynamic=*/true);
+  if (!in_place) return plan_appended_segment<E>(in, SegmentCarries::DynamicTables);
   if (auto rebuilt = rebuilt_earlier_tail(in)) return std::move(*rebuilt);
   return std::move(*in_place);
 }
@@ -346,7 +346,7 @@ Expected<EditPlan> plan_tables(const PlanInputs<E>& in) {
     plan.writes.insert(plan.writes.end(), writes->begin(), writes->end());
     return plan;
   }
-  RUNPATCH_TRY(EditPlan appended, plan_appended_segment<E>(in, /*with_dynamic=*/false));
+  RUNPATCH_TRY(EditPlan appended, plan_appended_segment<E>(in, SegmentCarries::InterpreterOrNote));
   appended.layout.insert(appended.layout.end(), plan.layout.begin(), plan.layout.end());
   appended.writes.insert(appended.writes.begin(), plan.writes.begin(), plan.writes.end());
   return appended;
