@@ -167,8 +167,7 @@ void patch_file(const std::string& path, size_t ticket, const Context& c, AutoPa
   out.path = path;
   auto info = read_elf_info(path);
   if (!info) {
-    out.unreadable = true;
-    out.unreadable_why = info.error().message();
+    out.unreadable = info.error();
     return;
   }
   if (auto reason = skip_reason(*info, path, c)) {

@@ -17,7 +17,7 @@ void record_commit_failures(std::vector<CommitFailure> failures, PolicyRun& run)
   for (auto& failure : failures) {
     auto& file = run.files.at(failure.ticket);
     file.status = PolicyFileOutcome::Status::Failed;
-    file.error = failure.error.message();
+    file.error = std::move(failure.error);
   }
 }
 
@@ -42,7 +42,7 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
     auto info = read_elf_info(path);
     if (!info) {
       out.status = PolicyFileOutcome::Status::Failed;
-      out.error = info.error().message();
+      out.error = info.error();
       return;
     }
     if (!info->has_dynamic || info->type == 1 /*ET_REL*/) {
@@ -55,11 +55,11 @@ PolicyRun apply_policy_to_paths(const RunpathPolicy& policy, const std::vector<s
     auto outcome = edit_elf_file(path, request, own);
     if (!outcome) {
       out.status = PolicyFileOutcome::Status::Failed;
-      out.error = outcome.error().message();
+      out.error = outcome.error();
       return;
     }
     out.new_runpath = runpath_after(*outcome);  // what the edit computed and wrote, not a second computation
-    for (auto& warning : outcome->warnings) out.warnings.push_back(std::move(warning.text));
+    out.warnings = std::move(outcome->warnings);
     out.status = outcome->strategy == EditStrategy::Unchanged ? PolicyFileOutcome::Status::Unchanged
                                                               : PolicyFileOutcome::Status::Edited;
   };

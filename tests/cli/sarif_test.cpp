@@ -325,7 +325,7 @@ TEST(CheckReports, AReportThatCannotBeWrittenIsOneErrorAndExitTwo) {
     for (const auto& [path, reason] : cases) {
       auto r = test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), option, path}, true);
       EXPECT_EQ(r.exit_code, 2) << option << " " << path << "\n" << r.output;
-      EXPECT_EQ(r.output, "runpatch: cannot write " + path + ": " + reason + "\n") << option;
+      EXPECT_EQ(r.output, "runpatch: " + path + ": cannot write: " + reason + "\n") << option;
     }
   }
   // Writable: written, and the exit code is the check's.
@@ -339,7 +339,7 @@ TEST(CheckReports, AReportThatCannotBeWrittenIsOneErrorAndExitTwo) {
     auto full =
         test::run_command({RUNPATCH_CLI, "check", "--ignore-environment", root.string(), "--sarif", "/dev/full"}, true);
     EXPECT_EQ(full.exit_code, 2) << full.output;
-    EXPECT_NE(full.output.find("runpatch: cannot write /dev/full: No space left on device"), std::string::npos)
+    EXPECT_NE(full.output.find("runpatch: /dev/full: cannot write: No space left on device"), std::string::npos)
         << full.output;
   }
 }

@@ -80,7 +80,7 @@ std::variant<AutoPatchelfOptions, std::string> library_options(const AutoPatchel
 
 void print_file(const AutoPatchedFile& f, bool verbose) {
   if (f.unreadable) {
-    if (verbose) to_stderr(fmt::format("auto-patchelf: passing over {}: {}\n", f.path, f.unreadable_why));
+    if (verbose) to_stderr(fmt::format("auto-patchelf: passing over {}: {}\n", f.path, f.unreadable->message()));
     return;
   }
   if (!f.skip_reason.empty()) {

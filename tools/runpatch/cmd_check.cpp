@@ -69,10 +69,13 @@ Command add_check_command(CLI::App& root) {
               log_error("{}", valid.error().message());
               return exit_code_for(valid.error(), ErrorSource::CommandLine);
             }
-            std::string error;
             std::optional<OutputFile> junit, sarif;
-            if (o->junit && !(junit = OutputFile::open(*o->junit, error))) return report_unwritable(error);
-            if (o->sarif && !(sarif = OutputFile::open(*o->sarif, error))) return report_unwritable(error);
+            for (auto [name, file] : {std::pair{&o->junit, &junit}, {&o->sarif, &sarif}}) {
+              if (!*name) continue;
+              auto opened = OutputFile::open(**name);
+              if (!opened) return report_unwritable(opened.error());
+              file->emplace(std::move(*opened));
+            }
             std::vector<std::filesystem::path> paths(o->paths.begin(), o->paths.end());
             Progress progress("check", verbosity().quiet);
             options.progress = [&](size_t done, size_t total) { progress.update(done, total); };
@@ -85,10 +88,11 @@ Command add_check_command(CLI::App& root) {
             else
               fmt::print("{}", format_check_text(report, stdout_wants_color(), !verbosity().quiet));
             // A report that cannot be written is a failed run: CI would otherwise see no findings.
-            bool written = !junit || junit->write_and_close(check_junit(report, fail_on), error);
-            written = written && (!sarif || sarif->write_and_close(
-                                                json_text(check_sarif(report, RUNPATCH_VERSION)) + "\n", error));
-            if (!written) return report_unwritable(error);
+            Status written;
+            if (junit) written = junit->write_and_close(check_junit(report, fail_on));
+            if (written && sarif)
+              written = sarif->write_and_close(json_text(check_sarif(report, RUNPATCH_VERSION)) + "\n");
+            if (!written) return report_unwritable(written.error());
             return report.any_at_least(fail_on) ? kExitProblem : kExitOk;
           }};
 }

@@ -53,9 +53,9 @@ int run_policy(const char* name, RunpathPolicy policy, const PolicyCommandOption
   for (const auto& p : run.problems) log_error("{}", p.message());
   for (const auto& f : run.files) {
     using S = PolicyFileOutcome::Status;
-    for (const auto& warning : f.warnings) log_warning("{}: {}", f.path, warning);
-    if (f.status == S::Failed)
-      log_error("{}", f.error);
+    for (const auto& warning : f.warnings) log_warning("{}: {}", f.path, warning.text);
+    if (f.status == S::Failed && f.error)
+      log_error("{}", f.error->message());
     else if (f.status == S::Edited && o.dry_run)
       fmt::print("{}: '{}' -> '{}'\n", f.path, f.old_runpath, f.new_runpath);
     else if (f.status == S::Edited)

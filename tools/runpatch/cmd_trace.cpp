@@ -71,9 +71,12 @@ Expected<TraceRun> trace_command(const std::vector<std::string>& command) {
 namespace {
 
 int run_trace(const TraceOptions& o) {
-  std::string error;
   std::optional<OutputFile> out;
-  if (!o.output.empty() && !(out = OutputFile::open(o.output, error))) return report_unwritable(error);
+  if (!o.output.empty()) {
+    auto opened = OutputFile::open(o.output);
+    if (!opened) return report_unwritable(opened.error());
+    out.emplace(std::move(*opened));
+  }
   auto run = trace_command(o.command);
   if (!run) {
     log_error("cannot trace: {}", run.error().message());
@@ -85,7 +88,7 @@ int run_trace(const TraceOptions& o) {
   std::string report = o.json ? json_text(trace_report_json(o.command, *run, analysis)) + "\n"
                               : trace_report_text(o.command, *run, analysis);
   if (out) {
-    if (!out->write_and_close(report, error)) return report_unwritable(error);
+    if (auto written = out->write_and_close(report); !written) return report_unwritable(written.error());
   } else {
     fmt::print("{}", report);
   }

@@ -15,23 +15,20 @@ namespace runpatch::cli {
 
 namespace {
 
-std::string cannot_write(const std::string& path, int err) {
-  return fmt::format("cannot write {}: {}", path, std::strerror(err));
+Error cannot_write(const std::string& path, int err) {
+  return make_error(ErrorCode::SystemCall, path, fmt::format("cannot write: {}", std::strerror(err)));
 }
 
 }  // namespace
 
-int report_unwritable(const std::string& error) {
-  log_error("{}", error);
-  return kExitUsage;
+int report_unwritable(const Error& error) {
+  log_error("{}", error.message());
+  return exit_code_for(error, ErrorSource::CommandLine);
 }
 
-std::optional<OutputFile> OutputFile::open(const std::string& path, std::string& error) {
+Expected<OutputFile> OutputFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666);
-  if (fd < 0) {
-    error = cannot_write(path, errno);
-    return std::nullopt;
-  }
+  if (fd < 0) return cannot_write(path, errno);
   return OutputFile(path, fd);
 }
 
@@ -47,24 +44,18 @@ OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool OutputFile::write_and_close(std::string_view text, std::string& error) {
+Status OutputFile::write_and_close(std::string_view text) {
   while (!text.empty()) {
     ssize_t n = ::write(fd_, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = cannot_write(path_, n < 0 ? errno : EIO);
-      return false;
-    }
+    if (n <= 0) return cannot_write(path_, n < 0 ? errno : EIO);
     text.remove_prefix(static_cast<size_t>(n));
   }
   int fd = fd_;
   fd_ = -1;
   // Some file systems (NFS) report a failed write only at close.
-  if (::close(fd) != 0) {
-    error = cannot_write(path_, errno);
-    return false;
-  }
-  return true;
+  if (::close(fd) != 0) return cannot_write(path_, errno);
+  return {};
 }
 
 }  // namespace runpatch::cli

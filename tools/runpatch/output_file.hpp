@@ -4,28 +4,29 @@
 // are checked, so that a report is never lost without a word.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
+
+#include "runpatch/reading/expected.hpp"
 
 namespace runpatch::cli {
 
 // A report that cannot be written (opened or completed) is an error in what
 // the command line asks: it logs the reason and is exit 2, in every command.
-int report_unwritable(const std::string& error);
+int report_unwritable(const Error& error);
 
 class OutputFile {
  public:
-  // Creates or truncates path; on failure, "cannot write PATH: REASON" in error.
-  static std::optional<OutputFile> open(const std::string& path, std::string& error);
+  // Creates or truncates path; on failure a SystemCall error: "PATH: cannot write: REASON".
+  static Expected<OutputFile> open(const std::string& path);
 
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&& other) noexcept;
   OutputFile(const OutputFile&) = delete;
   ~OutputFile();
 
-  // Writes all of text and closes the file; false with the reason in error.
-  bool write_and_close(std::string_view text, std::string& error);
+  // Writes all of text and closes the file.
+  Status write_and_close(std::string_view text);
 
  private:
   OutputFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}

@@ -62,9 +62,8 @@ struct AutoPatchedDependency {
 
 struct AutoPatchedFile {
   std::string path;
-  std::string skip_reason;  // non-empty: skipped, with the message to print
-  bool unreadable = false;  // not a readable ELF file: skipped without a message, as the script does
-  std::string unreadable_why;
+  std::string skip_reason;          // non-empty: skipped, with the message to print
+  std::optional<Error> unreadable;  // not a readable ELF file: skipped without a message, as the script does
   bool set_interpreter = false;
   std::vector<AutoPatchedDependency> dependencies;
   std::optional<std::string> runpath;  // what was (or would be) written

@@ -14,6 +14,7 @@
 
 #include "runpatch/cuda/cuda.hpp"  // kDefaultDriverDir, looks_like_compat_dir
 #include "runpatch/editing/edit_options.hpp"
+#include "runpatch/editing/edit_outcome.hpp"
 #include "runpatch/editing/edit_request.hpp"
 #include "runpatch/reading/expected.hpp"
 
@@ -66,8 +67,8 @@ struct PolicyFileOutcome {
   std::string path;
   Status status = Status::Unchanged;
   std::string old_runpath, new_runpath;
-  std::string error;                  // for Failed
-  std::vector<std::string> warnings;  // e.g. why no resolution cache was written
+  std::optional<Error> error;         // for Failed
+  std::vector<EditWarning> warnings;  // e.g. why no resolution cache was written
 };
 
 struct PolicyRun {
