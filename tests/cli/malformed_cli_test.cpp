@@ -35,6 +35,7 @@ TEST(MalformedCorpus, LibraryErrorsNameFileWhatAndOffset) {
     EXPECT_EQ(info.error().file, c.name);
     EXPECT_FALSE(info.error().what.empty());
     EXPECT_NE(info.error().message().find(c.error), std::string::npos) << info.error().message();
+    EXPECT_EQ(error_code_name(info.error().code), error_code_name(c.code)) << c.name << ": " << info.error().message();
     // Where the problem is: every structural error has an offset; "not ELF" is about the whole file.
     if (c.bytes.size() >= 16 && c.error != "not an ELF file") {
       EXPECT_TRUE(info.error().offset) << info.error().message();

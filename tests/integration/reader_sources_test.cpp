@@ -61,12 +61,14 @@ TEST(ReaderSources, AgreeOnEveryMalformedImage) {
     auto read = read_elf_info(file);
     ASSERT_FALSE(read) << c.name;
     EXPECT_NE(read.error().message().find(c.error), std::string::npos) << read.error().message();
+    EXPECT_EQ(error_code_name(read.error().code), error_code_name(c.code)) << c.name << ": " << read.error().message();
   }
   EXPECT_EQ(diffs, "");
   test::write_file(dir / "empty", {});
   auto empty = read_elf_info(dir / "empty");
   ASSERT_FALSE(empty);
   EXPECT_NE(empty.error().message().find("file is empty"), std::string::npos) << empty.error().message();
+  EXPECT_EQ(empty.error().code, ErrorCode::NotRegularFile) << empty.error().message();
 }
 
 // A FIFO or a directory named by mistake is refused at once, never waited on.
@@ -79,6 +81,7 @@ TEST(ReaderSources, RefuseWhatIsNotARegularFile) {
     auto read = read_elf_info(path);
     ASSERT_FALSE(read) << path;
     EXPECT_NE(read.error().message().find("not a regular file"), std::string::npos) << read.error().message();
+    EXPECT_EQ(read.error().code, ErrorCode::NotRegularFile) << read.error().message();
   }
 }
 

@@ -309,6 +309,7 @@ TEST(RenameSymbols, StaticFileIsAnError) {
   auto outcome = edit_elf_file(dir / "prog", renaming({{"main", "other"}}));
   ASSERT_FALSE(outcome);
   EXPECT_NE(outcome.error().message().find("statically linked"), std::string::npos) << outcome.error().message();
+  EXPECT_EQ(outcome.error().code, ErrorCode::NothingToEdit) << outcome.error().message();
 }
 
 // The command lines: runpatch-patchelf as patchelf 0.18+, and runpatch set.

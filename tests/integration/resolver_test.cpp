@@ -383,6 +383,7 @@ TEST(LdSoCacheParser, RejectsGarbageWithAnError) {
   auto parsed = parse_ld_so_cache(bytes, "short");
   ASSERT_FALSE(parsed);
   EXPECT_NE(parsed.error().message().find("do not fit"), std::string::npos);
+  EXPECT_EQ(parsed.error().code, ErrorCode::Malformed) << parsed.error().message();
 }
 
 }  // namespace

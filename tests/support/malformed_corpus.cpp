@@ -31,17 +31,22 @@ void add_variant(std::vector<MalformedCase>& out, bool is64, bool big) {
   const SyntheticElf good = base(is64, big);
   const auto& L = good.layout;
   const uint64_t dyn_size = is64 ? 16 : 8, word = f.word;
-  auto mutate = [&](const std::string& name, const std::string& error, auto&& change) {
+  // Most cases are ELF that contradicts itself; code says otherwise.
+  auto mutate = [&](const std::string& name, const std::string& error, auto&& change,
+                    ErrorCode code = ErrorCode::Malformed) {
     SyntheticElf elf = good;
     change(elf.bytes);
-    out.push_back({tag + "-" + name, std::move(elf.bytes), error});
+    out.push_back({tag + "-" + name, std::move(elf.bytes), error, code});
   };
   auto set = [&](std::vector<uint8_t>& b, uint64_t at, int width, uint64_t v) { poke(b, at, width, big, v); };
   uint64_t strtab_value = L.dynamic_offset + L.strtab_tag_index * dyn_size + word;
   uint64_t strsz_value = strtab_value + dyn_size;
 
+  const uint64_t kIdentSize = 16;  // e_ident: shorter is not even an ELF identification
   for (uint64_t size : {uint64_t(10), uint64_t(f.phoff + 2), L.phoff + L.phentsize + 3, L.dynamic_offset + 5})
-    mutate("truncated-" + std::to_string(size), "", [&](auto& b) { b.resize(size); });
+    mutate(
+        "truncated-" + std::to_string(size), "", [&](auto& b) { b.resize(size); },
+        size < kIdentSize ? ErrorCode::NotElf : ErrorCode::Malformed);  // not even the identification
   mutate("phdrs-past-eof", "program header table", [&](auto& b) { set(b, f.phoff, f.word, b.size() - 8); });
   mutate("phoff-overflow", "program header table", [&](auto& b) { set(b, f.phoff, f.word, ~uint64_t(0) - 10); });
   mutate("huge-phnum", "program header table", [&](auto& b) { set(b, f.phnum, 2, 0xfffe); });
@@ -73,15 +78,17 @@ void add_variant(std::vector<MalformedCase>& out, bool is64, bool big) {
   mutate("dynamic-over-phdrs", "", [&](auto& b) { set(b, p_offset_at, f.word, L.phoff); });
   // The header claims the other byte order than every table is written in.
   mutate("byte-order-mismatch", "", [&](auto& b) { b[elf::EI_DATA] = big ? elf::ELFDATA2LSB : elf::ELFDATA2MSB; });
-  mutate("unknown-class", "unknown ELF class", [&](auto& b) { b[elf::EI_CLASS] = 3; });
+  mutate(
+      "unknown-class", "unknown ELF class", [&](auto& b) { b[elf::EI_CLASS] = 3; }, ErrorCode::NotElf);
 }
 
 }  // namespace
 
 std::vector<MalformedCase> malformed_corpus() {
   std::vector<MalformedCase> out;
-  out.push_back({"not-elf", {'#', '!', '/', 'b', 'i', 'n', '/', 's', 'h', '\n'}, "not an ELF file"});
-  out.push_back({"empty", {}, ""});  // "file is empty" from a file, "not an ELF file" from bytes
+  out.push_back({"not-elf", {'#', '!', '/', 'b', 'i', 'n', '/', 's', 'h', '\n'}, "not an ELF file", ErrorCode::NotElf});
+  // "file is empty" from a file (NotRegularFile), "not an ELF file" from bytes.
+  out.push_back({"empty", {}, "", ErrorCode::NotElf});
   for (bool is64 : {true, false})
     for (bool big : {false, true}) add_variant(out, is64, big);
   return out;

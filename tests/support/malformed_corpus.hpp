@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "runpatch/reading/expected.hpp"
+
 namespace runpatch::test {
 
 struct MalformedCase {
   std::string name;  // also a file name
   std::vector<uint8_t> bytes;
-  std::string error;  // a part of the one error message expected
+  std::string error;                      // a part of the one error message expected
+  ErrorCode code = ErrorCode::Malformed;  // and its kind
 };
 
 // Truncations, offsets past EOF, overlapping and huge tables, DT_STRTAB outside

@@ -107,6 +107,7 @@ TEST_P(DynamicModelLoad, StringOffsetPastTheTableIsAnError) {
   ASSERT_FALSE(model);
   EXPECT_NE(model.error().what.find("dynamic entry string index"), std::string::npos) << model.error().message();
   EXPECT_NE(model.error().what.find("outside the string table"), std::string::npos) << model.error().message();
+  EXPECT_EQ(model.error().code, ErrorCode::Malformed) << model.error().message();
   EXPECT_EQ(model.error().file, "synthetic.so");
 }
 
