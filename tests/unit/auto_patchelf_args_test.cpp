@@ -3,6 +3,8 @@
 // nargs='...', --paths required), one row per case.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <set>
 #include <sstream>
 
 #include "auto_patchelf_args.hpp"
@@ -191,6 +193,35 @@ TEST(AutoPatchelfArgs, DumpIsPprintOfVars) {
                 "-b/lib')],\n"
                 " 'recursive': True,\n"
                 " 'runtime_dependencies': []}\n");
+}
+
+// --help's option list comes from the option table; the usage line is
+// wrapped by hand: both name the same options, and each is one the parser takes.
+TEST(AutoPatchelfArgs, UsageAndHelpNameTheSameOptionsTheParserTakes) {
+  auto long_names = [](const std::string& text) {
+    std::set<std::string> names;
+    for (size_t at = text.find("--"); at != std::string::npos; at = text.find("--", at + 2)) {
+      size_t end = at + 2;
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-')) ++end;
+      names.insert(text.substr(at, end - at));
+    }
+    return names;
+  };
+  std::string help = auto_patchelf_help(), usage = auto_patchelf_usage();
+  std::string options = help.substr(help.find("options:"));
+  auto listed = long_names(options);
+  auto in_usage = long_names(usage);
+  // argparse's usage names an option by its first name: -h, -v.
+  for (const char* shown_short : {"--help", "--verbose"}) in_usage.insert(shown_short);
+  EXPECT_EQ(in_usage, listed);
+  EXPECT_NE(usage.find("[-h]"), std::string::npos);
+  EXPECT_NE(usage.find("[-v]"), std::string::npos);
+  EXPECT_GE(listed.size(), 20u);
+  for (const auto& name : listed) {
+    if (name == "--libs" || name == "--no-recurse" || name == "--paths") continue;  // named in other options' help
+    auto parsed = parse_auto_patchelf_args({"--paths", "/o", name, "/x", "y"});
+    EXPECT_EQ(parsed.error.find("unrecognized arguments: " + name), std::string::npos) << name << ": " << parsed.error;
+  }
 }
 
 }  // namespace

@@ -12,60 +12,202 @@ namespace {
 // How many values an option takes, as argparse's nargs.
 enum class Arity { Flag, One, Two, Any, Rest };
 
+// One row per option: its names, how many values it takes, its metavar and
+// help lines (as --help prints them), whether Nixpkgs' script has it, and
+// where its values go. Parsing, --help's option list and the prefix rules
+// all read this table.
 struct Spec {
-  const char* name;
+  std::vector<std::string_view> names;  // as argparse lists them: "-h", "--help"
   Arity arity;
+  const char* metavar;            // nullptr for a flag; "MODE PATH" for two values
+  bool script;                    // an option of Nixpkgs' auto-patchelf.py (the rest are runpatch's)
+  std::vector<const char*> help;  // the help text, one entry per printed line
   std::function<void(AutoPatchelfArgs&, std::vector<std::string>)> store;
   const char* excludes = nullptr;  // an option it may not be given with (argparse's mutually exclusive group)
+
+  std::string_view long_name() const { return names.back(); }
 };
 
-// In argparse's registration order (its "could match" lists follow it).
-const std::vector<Spec>& specs() {
-  using A = AutoPatchelfArgs;
-  using V = std::vector<std::string>;
-  static const std::vector<Spec> table = {
-      {"-h", Arity::Flag, [](A& a, V) { a.help = true; }},
-      {"--help", Arity::Flag, [](A& a, V) { a.help = true; }},
-      {"--ignore-missing", Arity::Any, [](A& a, V v) { a.ignore_missing = std::move(v); }},
-      {"--no-recurse", Arity::Flag, [](A& a, V) { a.recursive = false; }},
-      {"--paths", Arity::Any, [](A& a, V v) { a.paths = std::move(v); }},
-      {"--libs", Arity::Any, [](A& a, V v) { a.libs = std::move(v); }},
-      {"--runtime-dependencies", Arity::Any, [](A& a, V v) { a.runtime_dependencies = std::move(v); }},
-      {"--append-rpaths", Arity::Any, [](A& a, V v) { a.append_rpaths = std::move(v); }},
-      {"--keep-libc", Arity::Flag, [](A& a, V) { a.keep_libc = true; }},
-      {"--ignore-existing", Arity::Flag, [](A& a, V) { a.add_existing = false; }},
-      {"--extra-args", Arity::Rest, [](A& a, V v) { a.extra_args = std::move(v); }},
-      {"--search-path", Arity::Two, [](A& a, V v) { a.search_paths.emplace_back(v[0], v[1]); }},
-      {"--interpreter", Arity::One, [](A& a, V v) { a.interpreter = v[0]; }},
-      {"--origin", Arity::Flag, [](A& a, V) { a.origin = true; }},
-      {"--dry-run", Arity::Flag, [](A& a, V) { a.dry_run = true; }},
-      {"--atomic", Arity::Flag, [](A& a, V) { a.in_place = false; }},
-      {"--in-place", Arity::Flag, [](A& a, V) { a.in_place = true; }},
-      {"--ldcache", Arity::Flag, [](A& a, V) { a.ldcache = true; }, "--remove-ldcache"},
-      {"--remove-ldcache", Arity::Flag, [](A& a, V) { a.remove_ldcache = true; }, "--ldcache"},
-      {"--driver-dir", Arity::One, [](A& a, V v) { a.driver_dirs.push_back(v[0]); }},
-      {"--libcuda", Arity::One, [](A& a, V v) { a.libcuda_dirs.push_back(v[0]); }},
-      {"--forbid", Arity::One, [](A& a, V v) { a.forbid.push_back(v[0]); }},
-      {"-v", Arity::Flag, [](A& a, V) { a.verbose = true; }},
-      {"--verbose", Arity::Flag, [](A& a, V) { a.verbose = true; }},
+using A = AutoPatchelfArgs;
+using V = std::vector<std::string>;
+
+// The options of Nixpkgs' auto-patchelf.py but its last, in its order.
+std::vector<Spec> script_options() {
+  return {
+      {{"-h", "--help"},
+       Arity::Flag,
+       nullptr,
+       true,
+       {"show this help message and exit"},
+       [](A& a, V) { a.help = true; }},
+      {{"--ignore-missing"},
+       Arity::Any,
+       "IGNORE_MISSING",
+       true,
+       {"Do not fail when some dependencies are not found."},
+       [](A& a, V v) { a.ignore_missing = std::move(v); }},
+      {{"--no-recurse"},
+       Arity::Flag,
+       nullptr,
+       true,
+       {"Disable the recursive traversal of paths to patch."},
+       [](A& a, V) { a.recursive = false; }},
+      {{"--paths"},
+       Arity::Any,
+       "PATHS",
+       true,
+       {"Paths whose content needs to be patched. Single files",
+        "and directories are accepted. Directories are traversed", "recursively by default."},
+       [](A& a, V v) { a.paths = std::move(v); }},
+      {{"--libs"},
+       Arity::Any,
+       "LIBS",
+       true,
+       {"Paths where libraries are searched for. Single files and",
+        "directories are accepted. Directories are not searched", "recursively."},
+       [](A& a, V v) { a.libs = std::move(v); }},
+      {{"--runtime-dependencies"},
+       Arity::Any,
+       "RUNTIME_DEPENDENCIES",
+       true,
+       {"Paths to prepend to the runtime path of executable", "binaries."},
+       [](A& a, V v) { a.runtime_dependencies = std::move(v); }},
+      {{"--append-rpaths"},
+       Arity::Any,
+       "APPEND_RPATHS",
+       true,
+       {"Paths to append to all runtime paths unconditionally."},
+       [](A& a, V v) { a.append_rpaths = std::move(v); }},
+      {{"--keep-libc"},
+       Arity::Flag,
+       nullptr,
+       true,
+       {"Attempt to search for and relink libc dependencies."},
+       [](A& a, V) { a.keep_libc = true; }},
+      {{"--ignore-existing"},
+       Arity::Flag,
+       nullptr,
+       true,
+       {"Do not index the libraries under --paths (nor follow", "their runpaths)."},
+       [](A& a, V) { a.add_existing = false; }},
   };
+}
+
+// runpatch's own.
+std::vector<Spec> runpatch_options() {
+  return {
+      {{"--search-path"},
+       Arity::Two,
+       "MODE PATH",
+       false,
+       {"Also search PATH for libraries, after --libs; MODE is", "'recursive' or 'shallow'. Repeatable; the first pair",
+        "holding a library wins (addAutoPatchelfSearchPath", "[--no-recurse] passes one pair per registration)."},
+       [](A& a, V v) { a.search_paths.emplace_back(v[0], v[1]); }},
+      {{"--interpreter"},
+       Arity::One,
+       "INTERPRETER",
+       false,
+       {"Interpreter to set (default: the first line of", "$NIX_BINTOOLS/nix-support/dynamic-linker). Without",
+        "$NIX_BINTOOLS, libc.so.6 is taken from beside it."},
+       [](A& a, V v) { a.interpreter = v[0]; }},
+      {{"--origin"},
+       Arity::Flag,
+       nullptr,
+       false,
+       {"Record a dependency in the file's own directory as", "$ORIGIN."},
+       [](A& a, V) { a.origin = true; }},
+      {{"--dry-run"},
+       Arity::Flag,
+       nullptr,
+       false,
+       {"Print what would be done, write nothing."},
+       [](A& a, V) { a.dry_run = true; }},
+      {{"--atomic"},
+       Arity::Flag,
+       nullptr,
+       false,
+       {"Make an edit that appends a segment on a copy renamed", "over the file, instead of writing into the file."},
+       [](A& a, V) { a.in_place = false; }},
+      {{"--in-place"},
+       Arity::Flag,
+       nullptr,
+       false,
+       {"Write into each file (the default: fast on huge files,", "and a crash at any moment leaves the old or the new",
+        "file; accepted for symmetry)."},
+       [](A& a, V) { a.in_place = true; }},
+      {{"--ldcache"},
+       Arity::Flag,
+       nullptr,
+       false,
+       {"Also write the resolution-cache note."},
+       [](A& a, V) { a.ldcache = true; },
+       "--remove-ldcache"},
+      {{"--remove-ldcache"},
+       Arity::Flag,
+       nullptr,
+       false,
+       {"Remove the resolution-cache note."},
+       [](A& a, V) { a.remove_ldcache = true; },
+       "--ldcache"},
+      {{"--driver-dir"},
+       Arity::One,
+       "DIR",
+       false,
+       {"Also put the driver directory in every runpath, after",
+        "any cuda_compat one (autoAddDriverRunpath in the same", "write). Repeatable."},
+       [](A& a, V v) { a.driver_dirs.push_back(v[0]); }},
+      {{"--libcuda"},
+       Arity::One,
+       "DIR",
+       false,
+       {"Also put cuda_compat's libcuda directory first in every", "runpath (autoAddCudaCompatRunpath). Repeatable."},
+       [](A& a, V v) { a.libcuda_dirs.push_back(v[0]); }},
+      {{"--forbid"},
+       Arity::One,
+       "PREFIX",
+       false,
+       {"With the two above: drop entries under PREFIX (the", "build directory). Repeatable."},
+       [](A& a, V v) { a.forbid.push_back(v[0]); }},
+      {{"-v", "--verbose"},
+       Arity::Flag,
+       nullptr,
+       false,
+       {"Print a summary line at the end, and unreadable files."},
+       [](A& a, V) { a.verbose = true; }},
+  };
+}
+
+// In argparse's registration order (its "could match" lists and --help follow
+// it). --extra-args last, as the script lists it: no other option shares its
+// prefix, so no "could match" list changes.
+const std::vector<Spec>& specs() {
+  static const std::vector<Spec> table = [] {
+    std::vector<Spec> all = script_options();
+    for (auto& spec : runpatch_options()) all.push_back(std::move(spec));
+    all.push_back({{"--extra-args"},
+                   Arity::Rest,
+                   nullptr,
+                   true,
+                   {"Extra arguments to pass to patchelf. This argument should", "always come last."},
+                   [](A& a, V v) { a.extra_args = std::move(v); }});
+    return all;
+  }();
   return table;
 }
 
-// Options of Nixpkgs' auto-patchelf.py itself; the rest are runpatch's.
-bool is_script_option(const Spec& spec) {
-  static const std::vector<std::string_view> script = {"-h",
-                                                       "--help",
-                                                       "--ignore-missing",
-                                                       "--no-recurse",
-                                                       "--paths",
-                                                       "--libs",
-                                                       "--runtime-dependencies",
-                                                       "--append-rpaths",
-                                                       "--keep-libc",
-                                                       "--ignore-existing",
-                                                       "--extra-args"};
-  return std::find(script.begin(), script.end(), std::string_view(spec.name)) != script.end();
+// How --help names an option: its names, each with the values it takes (argparse's format).
+std::string invocation(const Spec& spec) {
+  std::string values;
+  switch (spec.arity) {
+    case Arity::Flag: break;
+    case Arity::One:
+    case Arity::Two: values = std::string(" ") + spec.metavar; break;
+    case Arity::Any: values = std::string(" [") + spec.metavar + " ...]"; break;
+    case Arity::Rest: values = " ..."; break;
+  }
+  std::string out;
+  for (auto name : spec.names) out += std::string(out.empty() ? "" : ", ") + std::string(name) + values;
+  return out;
 }
 
 struct UsageError {
@@ -96,35 +238,37 @@ bool looks_negative_number(const std::string& s) {
 
 const Spec* exact(const std::string& name) {
   for (const auto& s : specs())
-    if (name == s.name) return &s;
+    if (std::find(s.names.begin(), s.names.end(), name) != s.names.end()) return &s;
   return nullptr;
 }
 
 Word classify(const std::string& arg) {
   if (arg.empty() || arg[0] != '-') return {'A'};
-  if (const Spec* s = exact(arg)) return {'O', s, s->name};
+  if (const Spec* s = exact(arg)) return {'O', s, arg};
   if (arg.size() == 1) return {'A'};
   std::string name = arg;
   std::optional<std::string> value;
   if (auto eq = arg.find('='); eq != std::string::npos) {
     name = arg.substr(0, eq);
     value = arg.substr(eq + 1);
-    if (const Spec* s = exact(name)) return {'O', s, s->name, value};
+    if (const Spec* s = exact(name)) return {'O', s, name, value};
   }
   // Prefixes of long options only: a short "-x" is never an abbreviation here.
   // The script's own options first, so that our additions never make an
   // abbreviation the script accepts ambiguous.
-  std::vector<const Spec*> matches;
+  std::vector<std::pair<const Spec*, std::string_view>> matches;  // each with the long name it matched
   for (bool script : {true, false})
     if (arg.starts_with("--") && matches.empty())
       for (const auto& s : specs())
-        if (is_script_option(s) == script && std::string_view(s.name).starts_with(name)) matches.push_back(&s);
+        for (auto option : s.names)
+          if (s.script == script && option.starts_with("--") && option.starts_with(name))
+            matches.push_back({&s, option});
   if (matches.size() > 1) {
     std::string names;
-    for (const Spec* m : matches) names += std::string(names.empty() ? "" : ", ") + m->name;
+    for (const auto& m : matches) names += std::string(names.empty() ? "" : ", ") + std::string(m.second);
     throw UsageError{"ambiguous option: " + arg + " could match " + names};
   }
-  if (matches.size() == 1) return {'O', matches[0], matches[0]->name, value};
+  if (matches.size() == 1) return {'O', matches[0].first, std::string(matches[0].second), value};
   if (looks_negative_number(arg)) return {'A'};
   if (arg.find(' ') != std::string::npos) return {'A'};
   return {'O', nullptr, arg};
@@ -144,9 +288,8 @@ size_t consume(const std::vector<Word>& words, const std::vector<std::string>& a
     extras.push_back(argv[i]);
     return i + 1;
   }
-  const std::string who = std::string("argument ") + (w.option == "-h" || w.option == "--help"      ? "-h/--help"
-                                                      : w.option == "-v" || w.option == "--verbose" ? "-v/--verbose"
-                                                                                                    : w.option);
+  std::string who = "argument ";  // argparse names an option by all its names
+  for (auto name : w.spec->names) who += std::string(who.back() == ' ' ? "" : "/") + std::string(name);
   Arity arity = w.spec->arity;
   std::vector<std::string> values;
   size_t next = i + 1;
@@ -204,11 +347,12 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
         extras.push_back(argv[i++]);  // no positional arguments exist
         continue;
       }
-      saw_paths = saw_paths || (words[i].spec && std::string(words[i].spec->name) == "--paths");
+      saw_paths = saw_paths || (words[i].spec && words[i].spec->long_name() == "--paths");
       if (const Spec* spec = words[i].spec) {
+        std::string name(spec->long_name());
         if (spec->excludes && seen.count(spec->excludes))
-          throw UsageError{std::string("argument ") + spec->name + ": not allowed with argument " + spec->excludes};
-        seen.insert(spec->name);
+          throw UsageError{"argument " + name + ": not allowed with argument " + spec->excludes};
+        seen.insert(name);
       }
       bool help_before = out.help;
       i = consume(words, argv, i, out, extras);
@@ -244,60 +388,27 @@ std::string auto_patchelf_usage() {
 }
 
 std::string auto_patchelf_help() {
+  // argparse's layout: help from column 24, on the next line when the names are longer than 20.
+  std::string options;
+  for (const auto& spec : specs()) {
+    std::string names = invocation(spec);
+    options += "  " + names;
+    bool first = names.size() <= 20;
+    options += first ? std::string(22 - names.size(), ' ') : "\n";
+    for (const char* line : spec.help) {
+      if (!first) options += std::string(24, ' ');
+      options += std::string(line) + "\n";
+      first = false;
+    }
+  }
   return auto_patchelf_usage() +
          "\n"
          "auto-patchelf tries as hard as possible to patch the provided binary files by\n"
          "looking for compatible libraries in the provided paths (runpatch's drop-in for\n"
          "Nixpkgs' auto-patchelf.py: same options, same messages).\n"
          "\n"
-         "options:\n"
-         "  -h, --help            show this help message and exit\n"
-         "  --ignore-missing [IGNORE_MISSING ...]\n"
-         "                        Do not fail when some dependencies are not found.\n"
-         "  --no-recurse          Disable the recursive traversal of paths to patch.\n"
-         "  --paths [PATHS ...]   Paths whose content needs to be patched. Single files\n"
-         "                        and directories are accepted. Directories are traversed\n"
-         "                        recursively by default.\n"
-         "  --libs [LIBS ...]     Paths where libraries are searched for. Single files and\n"
-         "                        directories are accepted. Directories are not searched\n"
-         "                        recursively.\n"
-         "  --runtime-dependencies [RUNTIME_DEPENDENCIES ...]\n"
-         "                        Paths to prepend to the runtime path of executable\n"
-         "                        binaries.\n"
-         "  --append-rpaths [APPEND_RPATHS ...]\n"
-         "                        Paths to append to all runtime paths unconditionally.\n"
-         "  --keep-libc           Attempt to search for and relink libc dependencies.\n"
-         "  --ignore-existing     Do not index the libraries under --paths (nor follow\n"
-         "                        their runpaths).\n"
-         "  --search-path MODE PATH\n"
-         "                        Also search PATH for libraries, after --libs; MODE is\n"
-         "                        'recursive' or 'shallow'. Repeatable; the first pair\n"
-         "                        holding a library wins (addAutoPatchelfSearchPath\n"
-         "                        [--no-recurse] passes one pair per registration).\n"
-         "  --interpreter INTERPRETER\n"
-         "                        Interpreter to set (default: the first line of\n"
-         "                        $NIX_BINTOOLS/nix-support/dynamic-linker). Without\n"
-         "                        $NIX_BINTOOLS, libc.so.6 is taken from beside it.\n"
-         "  --origin              Record a dependency in the file's own directory as\n"
-         "                        $ORIGIN.\n"
-         "  --dry-run             Print what would be done, write nothing.\n"
-         "  --atomic              Make an edit that appends a segment on a copy renamed\n"
-         "                        over the file, instead of writing into the file.\n"
-         "  --in-place            Write into each file (the default: fast on huge files,\n"
-         "                        and a crash at any moment leaves the old or the new\n"
-         "                        file; accepted for symmetry).\n"
-         "  --ldcache             Also write the resolution-cache note.\n"
-         "  --remove-ldcache      Remove the resolution-cache note.\n"
-         "  --driver-dir DIR      Also put the driver directory in every runpath, after\n"
-         "                        any cuda_compat one (autoAddDriverRunpath in the same\n"
-         "                        write). Repeatable.\n"
-         "  --libcuda DIR         Also put cuda_compat's libcuda directory first in every\n"
-         "                        runpath (autoAddCudaCompatRunpath). Repeatable.\n"
-         "  --forbid PREFIX       With the two above: drop entries under PREFIX (the\n"
-         "                        build directory). Repeatable.\n"
-         "  -v, --verbose         Print a summary line at the end, and unreadable files.\n"
-         "  --extra-args ...      Extra arguments to pass to patchelf. This argument should\n"
-         "                        always come last.\n";
+         "options:\n" +
+         options;
 }
 
 }  // namespace runpatch::cli
