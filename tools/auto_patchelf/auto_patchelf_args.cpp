@@ -214,9 +214,16 @@ struct UsageError {
   std::string message;
 };
 
+// What argparse takes a word for before consuming anything.
+enum class WordKind {
+  Option,     // names an option (or looks like one: unknown, it is unrecognized)
+  Value,      // anything else
+  Separator,  // "--": every word after it is a value
+};
+
 // One word classified as argparse does before consuming anything.
 struct Word {
-  char kind;                                  // 'O' option, 'A' value, '-' the "--" separator
+  WordKind kind;
   const Spec* spec = nullptr;                 // null for an unknown option-looking word
   std::string option;                         // the option's full name
   std::optional<std::string> explicit_value;  // --opt=value
@@ -243,15 +250,15 @@ const Spec* exact(const std::string& name) {
 }
 
 Word classify(const std::string& arg) {
-  if (arg.empty() || arg[0] != '-') return {'A'};
-  if (const Spec* s = exact(arg)) return {'O', s, arg};
-  if (arg.size() == 1) return {'A'};
+  if (arg.empty() || arg[0] != '-') return {WordKind::Value};
+  if (const Spec* s = exact(arg)) return {WordKind::Option, s, arg};
+  if (arg.size() == 1) return {WordKind::Value};
   std::string name = arg;
   std::optional<std::string> value;
   if (auto eq = arg.find('='); eq != std::string::npos) {
     name = arg.substr(0, eq);
     value = arg.substr(eq + 1);
-    if (const Spec* s = exact(name)) return {'O', s, name, value};
+    if (const Spec* s = exact(name)) return {WordKind::Option, s, name, value};
   }
   // Prefixes of long options only: a short "-x" is never an abbreviation here.
   // The script's own options first, so that our additions never make an
@@ -268,15 +275,15 @@ Word classify(const std::string& arg) {
     for (const auto& m : matches) names += std::string(names.empty() ? "" : ", ") + std::string(m.second);
     throw UsageError{"ambiguous option: " + arg + " could match " + names};
   }
-  if (matches.size() == 1) return {'O', matches[0].first, std::string(matches[0].second), value};
-  if (looks_negative_number(arg)) return {'A'};
-  if (arg.find(' ') != std::string::npos) return {'A'};
-  return {'O', nullptr, arg};
+  if (matches.size() == 1) return {WordKind::Option, matches[0].first, std::string(matches[0].second), value};
+  if (looks_negative_number(arg)) return {WordKind::Value};
+  if (arg.find(' ') != std::string::npos) return {WordKind::Value};
+  return {WordKind::Option, nullptr, arg};
 }
 
 size_t leading_values(const std::vector<Word>& words, size_t from) {
   size_t n = 0;
-  while (from + n < words.size() && words[from + n].kind == 'A') ++n;
+  while (from + n < words.size() && words[from + n].kind == WordKind::Value) ++n;
   return n;
 }
 
@@ -314,7 +321,7 @@ size_t consume(const std::vector<Word>& words, const std::vector<std::string>& a
         break;
       case Arity::Any: take = available; break;
       case Arity::Rest:  // options too, but argparse stops a remainder option at "--"
-        while (next + take < words.size() && words[next + take].kind != '-') ++take;
+        while (next + take < words.size() && words[next + take].kind != WordKind::Separator) ++take;
         break;
     }
     values.assign(argv.begin() + static_cast<long>(next), argv.begin() + static_cast<long>(next + take));
@@ -332,8 +339,8 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
     std::vector<Word> words;
     for (size_t i = 0; i < argv.size(); ++i) {
       if (argv[i] == "--") {  // everything after it is a value
-        words.push_back({'-'});
-        while (++i < argv.size()) words.push_back({'A'});
+        words.push_back({WordKind::Separator});
+        while (++i < argv.size()) words.push_back({WordKind::Value});
         break;
       }
       words.push_back(classify(argv[i]));
@@ -343,7 +350,7 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
     std::set<std::string> seen;
     size_t i = 0;
     while (i < words.size()) {
-      if (words[i].kind != 'O') {
+      if (words[i].kind != WordKind::Option) {
         extras.push_back(argv[i++]);  // no positional arguments exist
         continue;
       }
