@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -18,36 +19,6 @@
 namespace runpatch::cli {
 
 namespace {
-
-using Flag = bool PatchelfArguments::*;
-
-// Options without a value.
-const std::map<std::string, Flag>& flag_options() {
-  static const std::map<std::string, Flag> flags = {
-      {"--print-interpreter", &PatchelfArguments::print_interpreter},
-      {"--print-os-abi", &PatchelfArguments::print_os_abi},
-      {"--print-soname", &PatchelfArguments::print_soname},
-      {"--remove-rpath", &PatchelfArguments::remove_rpath},
-      {"--shrink-rpath", &PatchelfArguments::shrink_rpath},
-      {"--print-rpath", &PatchelfArguments::print_rpath},
-      {"--force-rpath", &PatchelfArguments::force_rpath},
-      {"--print-needed", &PatchelfArguments::print_needed},
-      {"--no-sort", &PatchelfArguments::no_sort},
-      {"--no-clobber-old-sections", &PatchelfArguments::no_clobber_old_sections},
-      {"--print-execstack", &PatchelfArguments::print_execstack},
-      {"--clear-execstack", &PatchelfArguments::clear_execstack},
-      {"--set-execstack", &PatchelfArguments::set_execstack},
-      {"--debug", &PatchelfArguments::debug},
-      {"--atomic-copy", &PatchelfArguments::atomic_copy},
-      {"--no-default-lib", &PatchelfArguments::no_default_lib},
-      {"--add-debug-tag", &PatchelfArguments::add_debug_tag},
-      {"--build-resolution-cache", &PatchelfArguments::build_resolution_cache},
-      {"--help", &PatchelfArguments::help},
-      {"-h", &PatchelfArguments::help},
-      {"--version", &PatchelfArguments::version},
-  };
-  return flags;
-}
 
 // patchelf's message for a file it cannot read: what it did, then strerror.
 Error file_error(const std::string& doing, int err) {
@@ -77,6 +48,145 @@ Expected<uint64_t> parse_page_size(const std::string& word) {
   return uint64_t(size);
 }
 
+// What an option takes after its name.
+enum class Takes {
+  Nothing,
+  Value,      // one word, "@file" standing for the file's contents (patchelf's resolution)
+  RawValue,   // one word, as it is
+  TwoValues,  // two words, as they are
+};
+
+using Store = std::function<Status(PatchelfArguments&, std::vector<std::string>)>;
+
+// One row per option: its names, what it takes, the line --help prints for it
+// (nullptr: not listed) and where its value goes. Parsing and --help read it.
+struct PatchelfOption {
+  std::vector<std::string_view> names;
+  Takes takes;
+  const char* help;
+  Store store;
+};
+
+Store set(bool PatchelfArguments::*flag) {
+  return [flag](PatchelfArguments& a, std::vector<std::string>) -> Status {
+    a.*flag = true;
+    return {};
+  };
+}
+Store keep(std::optional<std::string> PatchelfArguments::*field) {
+  return [field](PatchelfArguments& a, std::vector<std::string> v) -> Status {
+    a.*field = std::move(v[0]);
+    return {};
+  };
+}
+Store append(std::vector<std::string> PatchelfArguments::*list) {
+  return [list](PatchelfArguments& a, std::vector<std::string> v) -> Status {
+    (a.*list).push_back(std::move(v[0]));
+    return {};
+  };
+}
+
+using P = PatchelfArguments;
+using V = std::vector<std::string>;
+
+// In the order of patchelf 0.19's --help.
+const std::vector<PatchelfOption>& patchelf_options() {
+  static const std::vector<PatchelfOption> table = {
+      {{"--set-interpreter", "--interpreter"},
+       Takes::Value,
+       "[--set-interpreter FILENAME]\t(or --interpreter FILENAME)",
+       keep(&P::interpreter)},
+      {{"--page-size"},
+       Takes::RawValue,
+       "[--page-size SIZE]",
+       [](P& a, V v) -> Status {
+         RUNPATCH_TRY(a.page_size, parse_page_size(v[0]));
+         return {};
+       }},
+      {{"--print-interpreter"}, Takes::Nothing, "[--print-interpreter]", set(&P::print_interpreter)},
+      {{"--print-os-abi"},
+       Takes::Nothing,
+       "[--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header",
+       set(&P::print_os_abi)},
+      {{"--set-os-abi"},
+       Takes::Value,
+       "[--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.",
+       [](P& a, V v) -> Status {
+         if (!osabi_from_name(v[0])) return make_error(ErrorCode::Usage, "", "unrecognized OS ABI");
+         a.os_abi = std::move(v[0]);
+         return {};
+       }},
+      {{"--print-soname"},
+       Takes::Nothing,
+       "[--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.",
+       set(&P::print_soname)},
+      {{"--set-soname"}, Takes::Value, "[--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.", keep(&P::soname)},
+      {{"--set-rpath"}, Takes::Value, "[--set-rpath RPATH]", keep(&P::set_rpath)},
+      {{"--add-rpath"}, Takes::Value, "[--add-rpath RPATH]", keep(&P::add_rpath)},
+      {{"--remove-rpath"}, Takes::Nothing, "[--remove-rpath]", set(&P::remove_rpath)},
+      {{"--shrink-rpath"}, Takes::Nothing, "[--shrink-rpath]", set(&P::shrink_rpath)},
+      {{"--allowed-rpath-prefixes"},
+       Takes::RawValue,
+       "[--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', keep only entries with one of these prefixes",
+       [](P& a, V v) -> Status {
+         for (const auto& prefix : split_runpath(v[0]))
+           if (!prefix.empty()) a.allowed_prefixes.push_back(prefix);
+         return {};
+       }},
+      {{"--print-rpath"}, Takes::Nothing, "[--print-rpath]", set(&P::print_rpath)},
+      {{"--force-rpath"}, Takes::Nothing, "[--force-rpath]", set(&P::force_rpath)},
+      {{"--add-needed"}, Takes::Value, "[--add-needed LIBRARY]", append(&P::add_needed)},
+      {{"--remove-needed"}, Takes::Value, "[--remove-needed LIBRARY]", append(&P::remove_needed)},
+      {{"--replace-needed"},
+       Takes::TwoValues,
+       "[--replace-needed LIBRARY NEW_LIBRARY]",
+       [](P& a, V v) -> Status {
+         a.replace_needed.emplace_back(std::move(v[0]), std::move(v[1]));
+         return {};
+       }},
+      {{"--print-needed"}, Takes::Nothing, "[--print-needed]", set(&P::print_needed)},
+      {{"--no-default-lib"}, Takes::Nothing, "[--no-default-lib]", set(&P::no_default_lib)},
+      {{"--no-sort"}, Takes::Nothing, "[--no-sort]\t\tAccepted; runpatch never reorders headers", set(&P::no_sort)},
+      {{"--clear-symbol-version"}, Takes::Value, "[--clear-symbol-version SYMBOL]", append(&P::clear_symbol_version)},
+      {{"--add-debug-tag"}, Takes::Nothing, "[--add-debug-tag]", set(&P::add_debug_tag)},
+      {{"--print-execstack"},
+       Takes::Nothing,
+       "[--print-execstack]\t\tPrints whether the object requests an executable stack",
+       set(&P::print_execstack)},
+      {{"--clear-execstack"}, Takes::Nothing, "[--clear-execstack]", set(&P::clear_execstack)},
+      {{"--set-execstack"}, Takes::Nothing, "[--set-execstack]", set(&P::set_execstack)},
+      {{"--rename-dynamic-symbols"},
+       Takes::RawValue,
+       "[--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line",
+       [](P& a, V v) -> Status {
+         a.rename_map_file = v[0];
+         RUNPATCH_TRY(auto pairs, read_rename_map(v[0]));
+         a.rename_symbols.insert(a.rename_symbols.end(), pairs.begin(), pairs.end());
+         return {};
+       }},
+      {{"--no-clobber-old-sections"},
+       Takes::Nothing,
+       "[--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections",
+       set(&P::no_clobber_old_sections)},
+      {{"--build-resolution-cache"}, Takes::Nothing, "[--build-resolution-cache]", set(&P::build_resolution_cache)},
+      {{"--atomic-copy"},
+       Takes::Nothing,
+       "[--atomic-copy]\t\tAlways replace the file with an edited copy",
+       set(&P::atomic_copy)},
+      {{"--output"}, Takes::Value, "[--output FILE]", keep(&P::output)},
+      {{"--debug"}, Takes::Nothing, "[--debug]", set(&P::debug)},
+      {{"--version"}, Takes::Nothing, "[--version]", set(&P::version)},
+      {{"--help", "-h"}, Takes::Nothing, "[--help]", set(&P::help)},
+  };
+  return table;
+}
+
+const PatchelfOption* find_option(const std::string& word) {
+  for (const auto& option : patchelf_options())
+    if (std::find(option.names.begin(), option.names.end(), word) != option.names.end()) return &option;
+  return nullptr;
+}
+
 class Parser {
  public:
   explicit Parser(const std::vector<std::string>& args) : args_(args) {}
@@ -96,56 +206,31 @@ class Parser {
   }
 
  private:
-  Expected<std::string> next(bool resolve) {
+  // The words an option takes after it, in patchelf's words when they are missing.
+  Expected<std::vector<std::string>> values(Takes takes) {
+    switch (takes) {
+      case Takes::Nothing: return std::vector<std::string>{};
+      case Takes::TwoValues:
+        if (i_ + 2 >= args_.size()) return make_error(ErrorCode::Usage, "", "missing argument(s)");
+        i_ += 2;
+        return std::vector<std::string>{args_[i_ - 1], args_[i_]};
+      case Takes::Value:
+      case Takes::RawValue: break;
+    }
     if (i_ + 1 >= args_.size()) return make_error(ErrorCode::Usage, "", "missing argument");
     ++i_;
-    return resolve ? resolve_value(args_[i_]) : args_[i_];
+    if (takes == Takes::RawValue) return std::vector<std::string>{args_[i_]};
+    RUNPATCH_TRY(std::string value, resolve_value(args_[i_]));
+    return std::vector<std::string>{std::move(value)};
   }
 
   Status one(const std::string& arg) {
-    if (auto flag = flag_options().find(arg); flag != flag_options().end()) {
-      a_.*(flag->second) = true;
-      return {};
+    if (const PatchelfOption* option = find_option(arg)) {
+      RUNPATCH_TRY(auto words, values(option->takes));
+      return option->store(a_, std::move(words));
     }
-    if (arg == "--set-interpreter" || arg == "--interpreter") {
-      RUNPATCH_TRY(a_.interpreter, next(true));
-    } else if (arg == "--set-os-abi") {
-      RUNPATCH_TRY(a_.os_abi, next(true));
-      if (!osabi_from_name(*a_.os_abi)) return make_error(ErrorCode::Usage, "", "unrecognized OS ABI");
-    } else if (arg == "--set-soname") {
-      RUNPATCH_TRY(a_.soname, next(true));
-    } else if (arg == "--set-rpath") {
-      RUNPATCH_TRY(a_.set_rpath, next(true));
-    } else if (arg == "--add-rpath") {
-      RUNPATCH_TRY(a_.add_rpath, next(true));
-    } else if (arg == "--output") {
-      RUNPATCH_TRY(a_.output, next(true));
-    } else if (arg == "--add-needed" || arg == "--remove-needed" || arg == "--clear-symbol-version") {
-      RUNPATCH_TRY(std::string value, next(true));
-      auto& list = arg == "--add-needed"      ? a_.add_needed
-                   : arg == "--remove-needed" ? a_.remove_needed
-                                              : a_.clear_symbol_version;
-      list.push_back(std::move(value));
-    } else if (arg == "--allowed-rpath-prefixes") {
-      RUNPATCH_TRY(std::string value, next(false));
-      for (const auto& p : split_runpath(value))
-        if (!p.empty()) a_.allowed_prefixes.push_back(p);
-    } else if (arg == "--page-size") {
-      RUNPATCH_TRY(std::string value, next(false));
-      RUNPATCH_TRY(a_.page_size, parse_page_size(value));
-    } else if (arg == "--replace-needed") {
-      if (i_ + 2 >= args_.size()) return make_error(ErrorCode::Usage, "", "missing argument(s)");
-      a_.replace_needed.emplace_back(args_[i_ + 1], args_[i_ + 2]);
-      i_ += 2;
-    } else if (arg == "--rename-dynamic-symbols") {
-      RUNPATCH_TRY(a_.rename_map_file, next(false));
-      RUNPATCH_TRY(auto pairs, read_rename_map(*a_.rename_map_file));
-      a_.rename_symbols.insert(a_.rename_symbols.end(), pairs.begin(), pairs.end());
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return make_error(ErrorCode::Usage, "", "unrecognized option '" + arg + "'");
-    } else {
-      a_.files.push_back(arg);
-    }
+    if (arg.size() > 1 && arg[0] == '-') return make_error(ErrorCode::Usage, "", "unrecognized option '" + arg + "'");
+    a_.files.push_back(arg);
     return {};
   }
 
@@ -182,6 +267,13 @@ Expected<std::vector<std::pair<std::string, std::string>>> read_rename_map(const
 
 Expected<PatchelfArguments> parse_patchelf_arguments(const std::vector<std::string>& args) {
   return Parser(args).run();
+}
+
+std::string patchelf_options_help() {
+  std::string out;
+  for (const auto& option : patchelf_options())
+    if (option.help) out += std::string("  ") + option.help + "\n";
+  return out;
 }
 
 EditRequest patchelf_request(const PatchelfArguments& a) {

@@ -42,6 +42,9 @@ struct PatchelfArguments {
 // ("unrecognized option '--x'"), where patchelf would take it for a file name.
 Expected<PatchelfArguments> parse_patchelf_arguments(const std::vector<std::string>& args);
 
+// --help's option lines, one per option, from the same table as the parser.
+std::string patchelf_options_help();
+
 // A --rename-dynamic-symbols map file: "OLD NEW" per line, checked as patchelf
 // checks it (a missing second name, a name twice, '@' in a name); reading stops
 // at the first line without a word. Errors name the file and line.

@@ -189,27 +189,7 @@ Status edit_file(const Arguments& args, const ElfInfo& info, const std::string& 
 }  // namespace
 
 std::string patchelf_help(std::string_view program) {
-  return fmt::format(
-      "syntax: {}\n"
-      "  [--set-interpreter FILENAME]\t(or --interpreter FILENAME)\n  [--page-size SIZE]\n  [--print-interpreter]\n"
-      "  [--print-os-abi]\t\tPrints 'EI_OSABI' field of ELF header\n"
-      "  [--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.\n"
-      "  [--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.\n"
-      "  [--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.\n"
-      "  [--set-rpath RPATH]\n  [--add-rpath RPATH]\n  [--remove-rpath]\n  [--shrink-rpath]\n"
-      "  [--allowed-rpath-prefixes PREFIXES]\t\tWith '--shrink-rpath', keep only entries with one of these "
-      "prefixes\n"
-      "  [--print-rpath]\n  [--force-rpath]\n  [--add-needed LIBRARY]\n  [--remove-needed LIBRARY]\n"
-      "  [--replace-needed LIBRARY NEW_LIBRARY]\n  [--print-needed]\n  [--no-default-lib]\n"
-      "  [--no-sort]\t\tAccepted; runpatch never reorders headers\n"
-      "  [--clear-symbol-version SYMBOL]\n  [--add-debug-tag]\n"
-      "  [--print-execstack]\t\tPrints whether the object requests an executable stack\n"
-      "  [--clear-execstack]\n  [--set-execstack]\n"
-      "  [--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line\n"
-      "  [--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections\n"
-      "  [--build-resolution-cache]\n  [--atomic-copy]\t\tAlways replace the file with an edited copy\n  [--output "
-      "FILE]\n  [--debug]\n  [--version]\n  [--help]\n  FILENAME...\n",
-      program);
+  return fmt::format("syntax: {}\n{}  FILENAME...\n", program, patchelf_options_help());
 }
 
 Status run_patchelf(const std::vector<std::string>& words, std::string_view program, const PatchelfStreams& streams) {
