@@ -178,9 +178,10 @@ class Checker {
   }
 
  private:
-  void add(CheckRule rule, std::string message, std::optional<Severity> severity = std::nullopt) {
+  void add(CheckRule rule, check_rules_nix::FindingText text, std::optional<Severity> severity = std::nullopt) {
     if (o_.disabled.count(rule)) return;
-    out_->push_back(make_finding(rule, file_, std::move(message), severity));
+    out_->push_back(make_finding(rule, file_, std::move(text.message), severity));
+    out_->back().libraries = std::move(text.libraries);
   }
 
   // The program as the loader runs it: a library that a dependency needs and
@@ -234,11 +235,7 @@ class Checker {
   }
 
   check_rules_nix::AddFinding adder() {
-    return [this](CheckRule rule, check_rules_nix::FindingText text) {
-      size_t before = out_->size();
-      add(rule, std::move(text.message));
-      if (out_->size() > before) out_->back().libraries = std::move(text.libraries);
-    };
+    return [this](CheckRule rule, check_rules_nix::FindingText text) { add(rule, std::move(text)); };
   }
 
   // A driver directory, as written or as the loader reads it ($ORIGIN/../../run/opengl-driver/lib inside --root).

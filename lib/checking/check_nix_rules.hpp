@@ -20,6 +20,7 @@ struct FindingText {
   std::vector<std::string> libraries;
   FindingText(std::string text, std::vector<std::string> names = {})  // NOLINT: converts from a message
       : message(std::move(text)), libraries(std::move(names)) {}
+  FindingText(const char* text) : message(text) {}  // NOLINT: a literal message too
 };
 using AddFinding = std::function<void(CheckRule rule, FindingText text)>;
 

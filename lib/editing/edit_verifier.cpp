@@ -295,10 +295,8 @@ Expected<std::pair<TagValues, TagTexts>> fixed_entries(const ElfView<E>& view, c
   std::pair<TagValues, TagTexts> out;
   for (const auto& d : table.entries()) {
     uint64_t tag = d.d_tag, value = d.d_val;
-    bool movable = std::find(std::begin(elf::kTablesFoundThroughDynamic), std::end(elf::kTablesFoundThroughDynamic),
-                             tag) != std::end(elf::kTablesFoundThroughDynamic);
     if (tag == elf::DT_STRTAB || tag == elf::DT_STRSZ || tag == elf::DT_MIPS_RLD_MAP_REL || is_edited_tag(tag) ||
-        movable)
+        elf::is_table_found_through_dynamic(tag))
       continue;
     if (!is_string_tag(tag)) {
       out.first.emplace_back(tag, value);

@@ -33,6 +33,19 @@ PlannedWrite* rebuilt_segment_write(EditPlan& plan) {
   return segment;
 }
 
+// The entries `entries` has in [from, to) moved `shift` further into the
+// interim copy: in the file, and for a program in memory too.
+template <class E>
+void move_into_interim(std::span<elf::Phdr<E>> entries, uint64_t from, uint64_t to, uint64_t shift, bool addresses) {
+  for (auto& ph : entries) {
+    if (uint64_t(ph.p_offset) < from || uint64_t(ph.p_offset) >= to) continue;
+    ph.p_offset = uint64_t(ph.p_offset) + shift;
+    if (!addresses) continue;
+    ph.p_vaddr = uint64_t(ph.p_vaddr) + shift;
+    ph.p_paddr = uint64_t(ph.p_paddr) + shift;
+  }
+}
+
 // The offset the interim copy of [from, to) goes to: past the end of the
 // file, by a multiple of the alignment of every entry `entries` has in it
 // (offset and address stay congruent); those entries moved there.
@@ -42,8 +55,7 @@ uint64_t shift_into_interim(std::span<elf::Phdr<E>> entries, uint64_t from, uint
   for (const auto& ph : entries)
     if (ph.p_offset >= from && ph.p_offset < to) align = std::max<uint64_t>(align, std::max<uint64_t>(ph.p_align, 1));
   uint64_t shift = align_up(std::max<uint64_t>(file_size, to) - from, align);
-  for (auto& ph : entries)
-    if (ph.p_offset >= from && ph.p_offset < to) ph.p_offset = uint64_t(ph.p_offset) + shift;
+  move_into_interim<E>(entries, from, to, shift, /*addresses=*/false);
   return shift;
 }
 
@@ -86,18 +98,26 @@ void write_staged(EditPlan& plan, PlannedWrite& segment, std::vector<uint8_t> in
 // in the file. The dynamic entries into the segment then point into the copy.
 constexpr uint64_t kMaxInterimHole = uint64_t(16) << 20;
 
+// How far a program's interim copy of [from, to) goes, in the file and in
+// memory alike: past the end of the file and above every other segment, by a
+// multiple of the largest PT_LOAD alignment; none when the rebuilt segment's
+// entry is not the last PT_LOAD or does not keep the first one's
+// p_vaddr - p_offset, or when the copy would leave too large a hole.
+struct ProgramInterim {
+  uint64_t shift;      // in the file and in memory
+  uint64_t seg_vaddr;  // the rebuilt segment's address, before the shift
+};
+
 template <class E>
-bool move_program_interim(std::span<elf::Phdr<E>> entries, std::vector<uint8_t>& interim, uint64_t from, uint64_t to,
-                          uint64_t file_shift, uint64_t& shift) {
-  using Phdr = elf::Phdr<E>;
-  using Dyn = elf::Dyn<E>;
-  const Phdr* first_load = nullptr;
-  const Phdr* segment = nullptr;
+std::optional<ProgramInterim> program_interim_shift(std::span<const elf::Phdr<E>> entries, uint64_t from, uint64_t to,
+                                                    uint64_t file_size) {
+  const elf::Phdr<E>* first_load = nullptr;
+  const elf::Phdr<E>* segment = nullptr;
   uint64_t others_end = 0, align = 1;
   for (const auto& ph : entries) {
     if (ph.p_type != elf::PT_LOAD) continue;
+    if (segment) return std::nullopt;  // the copy's entry must be the last PT_LOAD
     if (!first_load) first_load = &ph;
-    if (segment) return false;  // the copy's entry must be the last PT_LOAD
     if (ph.p_offset == from)
       segment = &ph;
     else
@@ -106,28 +126,30 @@ bool move_program_interim(std::span<elf::Phdr<E>> entries, std::vector<uint8_t>&
   }
   if (!segment || segment == first_load || segment->p_filesz != to - from ||
       uint64_t(segment->p_vaddr) - from != uint64_t(first_load->p_vaddr) - uint64_t(first_load->p_offset))
-    return false;
-  uint64_t seg_vaddr = segment->p_vaddr, above = align_up(others_end, align);
-  shift = file_shift;
-  if (seg_vaddr + shift < above) shift = align_up(above - seg_vaddr, std::max<uint64_t>(align, 1));
-  if (shift - file_shift > kMaxInterimHole) return false;
-  for (auto& ph : entries)
-    if (uint64_t(ph.p_offset) >= from && uint64_t(ph.p_offset) < to) {
-      ph.p_offset = uint64_t(ph.p_offset) + shift;
-      ph.p_vaddr = uint64_t(ph.p_vaddr) + shift;
-      ph.p_paddr = uint64_t(ph.p_paddr) + shift;
-    }
-  for (const auto& ph : entries) {
+    return std::nullopt;
+  uint64_t past_file = align_up(std::max<uint64_t>(file_size, to) - from, align);
+  uint64_t above = align_up(others_end, align), seg_vaddr = segment->p_vaddr;
+  uint64_t shift = seg_vaddr + past_file >= above ? past_file : align_up(above - seg_vaddr, align);
+  if (shift - past_file > kMaxInterimHole) return std::nullopt;
+  return ProgramInterim{shift, seg_vaddr};
+}
+
+// The interim copy's dynamic entries that point into the segment (its
+// strings, the tables it carries) point into the copy instead; false when
+// the dynamic table is not in the segment or holds an entry relative to itself.
+template <class E>
+bool rebase_dynamic_into_interim(std::span<const elf::Phdr<E>> moved_entries, std::vector<uint8_t>& interim,
+                                 uint64_t from, uint64_t to, uint64_t seg_vaddr, uint64_t shift) {
+  using Dyn = elf::Dyn<E>;
+  for (const auto& ph : moved_entries) {
     if (ph.p_type != elf::PT_DYNAMIC) continue;
     uint64_t rel = uint64_t(ph.p_offset) - shift - from;
-    if (rel >= to - from || ph.p_filesz > to - from - rel) return false;  // the table stays out of the segment
+    if (rel >= to - from || ph.p_filesz > to - from - rel) return false;
     for (uint64_t at = rel; at + sizeof(Dyn) <= rel + ph.p_filesz; at += sizeof(Dyn)) {
       Dyn* d = struct_at<Dyn>(interim, at);
       uint64_t tag = d->d_tag, value = d->d_val;
-      if (tag == elf::DT_MIPS_RLD_MAP_REL) return false;  // relative to its own entry
-      bool table = tag == elf::DT_STRTAB ||
-                   std::find(std::begin(elf::kTablesFoundThroughDynamic), std::end(elf::kTablesFoundThroughDynamic),
-                             tag) != std::end(elf::kTablesFoundThroughDynamic);
+      if (tag == elf::DT_MIPS_RLD_MAP_REL) return false;
+      bool table = tag == elf::DT_STRTAB || elf::is_table_found_through_dynamic(tag);
       if (table && value >= seg_vaddr && value < seg_vaddr + (to - from)) d->d_val = value + shift;
     }
   }
@@ -138,7 +160,7 @@ bool move_program_interim(std::span<elf::Phdr<E>> entries, std::vector<uint8_t>&
 // earlier edit): the interim copy carries its own table, its entries into
 // the segment pointing into the copy, and the ELF header's e_phoff is the
 // commit (one sector), switched back once the segment is written in its
-// place. A program's copy moves in memory too (move_program_interim).
+// place. A program's copy moves in memory too (program_interim_shift).
 template <class E>
 Expected<bool> stage_rebuild_with_table(const MappedElfView<E>& view, std::span<const uint8_t> file, EditPlan& plan,
                                         PlannedWrite& segment) {
@@ -153,10 +175,11 @@ Expected<bool> stage_rebuild_with_table(const MappedElfView<E>& view, std::span<
   auto entries = std::span<Phdr>(struct_at<Phdr>(interim_segment, phoff - from), new_eh.e_phnum);
   uint64_t shift = 0;
   if (view.find_phdr(elf::PT_INTERP)) {
-    uint64_t file_shift = align_up(std::max<uint64_t>(file.size(), to) - from, 1);
-    for (const auto& ph : entries)
-      if (ph.p_type == elf::PT_LOAD) file_shift = align_up(file_shift, std::max<uint64_t>(ph.p_align, 1));
-    if (!move_program_interim<E>(entries, interim_segment, from, to, file_shift, shift)) return false;
+    auto program = program_interim_shift<E>(entries, from, to, file.size());
+    if (!program) return false;
+    shift = program->shift;
+    move_into_interim<E>(entries, from, to, shift, /*addresses=*/true);
+    if (!rebase_dynamic_into_interim<E>(entries, interim_segment, from, to, program->seg_vaddr, shift)) return false;
   } else {
     shift = shift_into_interim<E>(entries, from, to, file.size());
   }

@@ -2,8 +2,8 @@
 // an id and a severity and can be turned off; findings come out in file order.
 #pragma once
 
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>

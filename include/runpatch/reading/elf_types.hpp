@@ -252,6 +252,11 @@ inline constexpr uint64_t DT_PLTRELSZ = 2, DT_RELASZ = 8, DT_RELAENT = 9, DT_REL
 // may move one: a copy and a new address in its entry).
 inline constexpr uint64_t kTablesFoundThroughDynamic[] = {DT_GNU_HASH, DT_HASH,    DT_SYMTAB,
                                                           DT_VERSYM,   DT_VERNEED, DT_VERDEF};
+constexpr bool is_table_found_through_dynamic(uint64_t tag) {
+  for (uint64_t t : kTablesFoundThroughDynamic)
+    if (t == tag) return true;
+  return false;
+}
 inline constexpr uint8_t STT_SECTION = 3;
 inline constexpr uint64_t DF_ORIGIN = 0x1;
 inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_GROUP = 0x4, DF_1_NODELETE = 0x8,
