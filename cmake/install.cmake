@@ -27,10 +27,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/hooks/ DESTINATION ${CMAKE_INSTALL_DATAD
 install(FILES ${PROJECT_SOURCE_DIR}/completions/runpatch.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME runpatch)
 install(FILES ${PROJECT_SOURCE_DIR}/completions/_runpatch DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+# The drop-ins' completions are written by the build from their option tables (tools/CMakeLists.txt).
 foreach(tool runpatch-patchelf auto-patchelf)
-  install(FILES ${PROJECT_SOURCE_DIR}/completions/${tool}.bash
+  install(FILES ${PROJECT_BINARY_DIR}/completions/${tool}.bash
           DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ${tool})
-  install(FILES ${PROJECT_SOURCE_DIR}/completions/_${tool} DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+  install(FILES ${PROJECT_BINARY_DIR}/completions/_${tool} DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
 endforeach()
 
 # Man pages from the same text as --help: runpatch(1), runpatch-patchelf(1)

@@ -34,6 +34,8 @@ std::string_view layout_step_name(LayoutStep step) {
     case LayoutStep::StringsThroughInterimPlace:
       return "staged through an interim place to where one edit would put them";
     case LayoutStep::StringOverOwnBytes: return "string rewritten over its own bytes";
+    case LayoutStep::StringTableGrown:
+      return "string table grown where it lies (the tables after it moved up, into its segment's last page)";
     case LayoutStep::HeaderFieldsInPlace: return "fixed-size fields rewritten in place";
     case LayoutStep::ResolutionCacheRemoved: return "resolution cache removed";
     case LayoutStep::ResolutionCacheInPlace: return "resolution cache rewritten in place";
@@ -63,6 +65,7 @@ std::string_view write_kind_name(WriteKind kind) {
     case WriteKind::SectionHeader: return "section header";
     case WriteKind::SectionHeaders: return "section headers";
     case WriteKind::AppendedSegment: return "appended segment";
+    case WriteKind::MovedTables: return "tables moved within their segment";
     case WriteKind::AppendedSegmentInterim: return "appended segment (interim copy)";
     case WriteKind::ProgramHeadersToInterim: return "program headers (pointing at the interim copy)";
     case WriteKind::ResolutionCacheNote: return "resolution cache";

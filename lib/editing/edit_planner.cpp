@@ -5,6 +5,7 @@
 #include <map>
 
 #include "editing/appended_segment.hpp"
+#include "editing/grown_string_table.hpp"
 #include "editing/header_edits.hpp"
 #include "editing/plan_inputs.hpp"
 #include "editing/string_placer.hpp"
@@ -322,7 +323,11 @@ Expected<EditPlan> plan_dynamic(const PlanInputs<E>& in) {
   RUNPATCH_TRY(auto in_place, InPlacePlanner<E>(in).plan_tables());
   // Several writes in place (the interpreter and the dynamic section) cannot commit as one.
   if (in_place && in.options.commit_in_elf_header && !commits_in_one_write(*in_place)) in_place.reset();
-  if (!in_place) return plan_appended_segment<E>(in, SegmentCarries::DynamicTables);
+  if (!in_place) {
+    // A program's string table grown where it lies costs no byte; an appended segment carries a copy of it.
+    if (auto grown = plan_grown_string_table(in)) return std::move(*grown);
+    return plan_appended_segment<E>(in, SegmentCarries::DynamicTables);
+  }
   if (auto rebuilt = rebuilt_earlier_tail(in)) return std::move(*rebuilt);
   return std::move(*in_place);
 }
@@ -339,7 +344,11 @@ Expected<EditPlan> plan_tables(const PlanInputs<E>& in) {
     if (plan.strategy == EditStrategy::Appended) return plan;
   }
   if (in.note.action == NoteChange::Action::None) return plan;
-  if (auto writes = InPlacePlanner<E>(in).note_writes()) {
+  auto writes = InPlacePlanner<E>(in).note_writes();
+  // A grown string table rewrote the program headers: a note segment's writes would undo that.
+  if (!writes && std::find(plan.layout.begin(), plan.layout.end(), LayoutStep::StringTableGrown) != plan.layout.end())
+    return plan_appended_segment<E>(in, SegmentCarries::DynamicTables);
+  if (writes) {
     plan.strategy = EditStrategy::InPlace;
     plan.layout.push_back(in.note.action == NoteChange::Action::Remove ? LayoutStep::ResolutionCacheRemoved
                                                                        : LayoutStep::ResolutionCacheInPlace);

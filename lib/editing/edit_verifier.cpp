@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "editing/header_edits.hpp"
+#include "editing/plan_inputs.hpp"
 #include "editing/planned_image.hpp"
 #include "editing/string_refs.hpp"
 #include "editing/symbol_rename.hpp"
@@ -158,11 +159,41 @@ class WritableRegions {
   std::vector<Range> ranges_;
 };
 
+// A PT_LOAD grown within its last page (grown_string_table.cpp): the same
+// segment, longer, mapping no page it did not.
+template <class Phdr>
+bool grown_in_last_page(const Phdr& old_load, const Phdr& ph) {
+  uint64_t old_end = uint64_t(old_load.p_offset) + uint64_t(old_load.p_filesz);
+  uint64_t end = uint64_t(ph.p_offset) + uint64_t(ph.p_filesz);
+  return ph.p_type == elf::PT_LOAD && old_load.p_type == elf::PT_LOAD && ph.p_flags == old_load.p_flags &&
+         ph.p_offset == old_load.p_offset && ph.p_vaddr == old_load.p_vaddr && ph.p_align == old_load.p_align &&
+         old_load.p_filesz == old_load.p_memsz && ph.p_filesz == ph.p_memsz && end > old_end &&
+         end <= align_up(old_end, kMinPage);
+}
+
+// The bytes a result grew into where they lie: its string table past its old
+// end, a PT_LOAD past its old end in its last page.
+template <class E>
+std::vector<Range> grown_in_place(const ElfView<E>& old_view, const DynamicTable<E>& old_table,
+                                  const ElfView<E>& new_view, const DynamicTable<E>& new_table) {
+  std::vector<Range> grown;
+  if (new_table.strtab_offset == old_table.strtab_offset && new_table.strtab_size > old_table.strtab_size)
+    grown.push_back({old_table.strtab_offset + old_table.strtab_size, new_table.strtab_offset + new_table.strtab_size});
+  for (const auto& old_load : old_view.phdrs())
+    for (const auto& ph : new_view.phdrs())
+      if (grown_in_last_page(old_load, ph))
+        grown.push_back(
+            {uint64_t(old_load.p_offset) + uint64_t(old_load.p_filesz), uint64_t(ph.p_offset) + uint64_t(ph.p_filesz)});
+  return grown;
+}
+
 template <class E>
 Status check_write_regions(const ElfView<E>& old_view, const DynamicTable<E>& old_table,
                            const std::vector<uint64_t>& moved_tables, const EditPlan& plan, bool versions = false,
-                           bool renaming = false) {
+                           bool renaming = false, const std::vector<Range>& grown = {}) {
   RUNPATCH_TRY(auto regions, WritableRegions<E>(old_view, old_table).collect(moved_tables, versions, renaming));
+  regions.insert(regions.end(), grown.begin(), grown.end());
+  regions = merged(std::move(regions));
   // The tail of an interrupted edit, which nothing references, may be overwritten.
   if (plan.reclaimed_from) regions.push_back({*plan.reclaimed_from, old_view.size()});
   uint64_t old_size = old_view.size();
@@ -209,7 +240,7 @@ Status check_loads(const ElfView<E>& old_view, const DynamicTable<E>& old_table,
     const Phdr& old_load = old_view.phdrs()[i];
     if (old_load.p_type != elf::PT_LOAD) continue;
     bool kept = std::any_of(new_view.phdrs().begin(), new_view.phdrs().end(),
-                            [&](const Phdr& ph) { return same(ph, old_load); });
+                            [&](const Phdr& ph) { return same(ph, old_load) || grown_in_last_page(old_load, ph); });
     if (!kept && !is_load_dropped_with_tables(old_view, old_table, old_load))
       return verification_error(path, fmt::format("PT_LOAD #{}", i), "is changed or gone in the planned result");
   }
@@ -296,7 +327,7 @@ Expected<std::pair<TagValues, TagTexts>> fixed_entries(const ElfView<E>& view, c
   for (const auto& d : table.entries()) {
     uint64_t tag = d.d_tag, value = d.d_val;
     if (tag == elf::DT_STRTAB || tag == elf::DT_STRSZ || tag == elf::DT_MIPS_RLD_MAP_REL || is_edited_tag(tag) ||
-        elf::is_table_found_through_dynamic(tag))
+        elf::is_table_movable_in_segment(tag))
       continue;
     if (!is_string_tag(tag)) {
       out.first.emplace_back(tag, value);
@@ -329,7 +360,7 @@ NoteSet notes_of(const ElfView<E>& view) {
 template <class E>
 std::vector<uint64_t> moved_tables(const DynamicTable<E>& old_table, const DynamicTable<E>& new_table) {
   std::vector<uint64_t> moved;
-  for (uint64_t tag : elf::kTablesFoundThroughDynamic) {
+  for (uint64_t tag : elf::kTablesMovableInSegment) {
     auto before = old_table.find(tag), after = new_table.find(tag);
     if (before.has_value() != after.has_value() || (before && *before != *after)) moved.push_back(tag);
   }
@@ -347,7 +378,8 @@ Status check_moved_tables(const ElfView<E>& old_view, const DynamicTable<E>& old
   const std::string& path = old_view.path();
   for (uint64_t tag : moved) {
     if (tag == elf::DT_VERSYM && versions_edited) continue;  // check_symbol_versions compares it entry by entry
-    if (renaming && (tag == elf::DT_SYMTAB || tag == elf::DT_VERSYM || tag == elf::DT_GNU_HASH || tag == elf::DT_HASH))
+    if (renaming && (tag == elf::DT_SYMTAB || tag == elf::DT_VERSYM || tag == elf::DT_GNU_HASH || tag == elf::DT_HASH ||
+                     tag == elf::DT_RELA || tag == elf::DT_REL || tag == elf::DT_JMPREL))
       continue;
     std::string field = fmt::format("the table of dynamic tag {:#x}", tag);
     auto before = old_table.find(tag), after = new_table.find(tag);
@@ -512,7 +544,8 @@ Status verify_typed(const ElfView<E>& old_view, const FileReader& result, const 
   auto moved = moved_tables(*old_table, *new_table);
   bool versions = !expected.cleared_versions.empty();
   bool renaming = !request.rename_symbols.empty();
-  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, moved, plan, versions, renaming));
+  RUNPATCH_CHECK(check_write_regions(old_view, *old_table, moved, plan, versions, renaming,
+                                     grown_in_place(old_view, *old_table, new_view, *new_table)));
   RUNPATCH_CHECK(check_moved_tables(old_view, *old_table, new_view, *new_table, moved, versions, renaming));
   RUNPATCH_CHECK(check_loads(old_view, *old_table, new_view));
   RUNPATCH_CHECK(check_mapped_in_place(old_view, new_view, after));

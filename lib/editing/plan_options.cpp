@@ -19,6 +19,7 @@ PlanOptions options_for(EditWay way, const EditOptions& options, const WayContex
     case EditWay::Output:
       plan.in_place = false;
       plan.reclaim_earlier_segment = true;
+      plan.tables_may_move = true;
       break;
   }
   return plan;

@@ -20,6 +20,11 @@ struct PlanOptions : EditOptions {
   // still read stay where they are and as they are (new strings go only into
   // bytes nothing references; replaced ones are not zeroed).
   bool old_strings_stay = false;
+  // The result is a copy written whole: tables the loader finds through the
+  // dynamic section may move within their segment to let the string table
+  // grow in place (grown_string_table.cpp); in the file itself a crash there
+  // would leave them half moved.
+  bool tables_may_move = false;
 };
 
 // The ways an edit reaches the disk (docs/editing.md §4), each planned with its own options.

@@ -1,5 +1,6 @@
 #include "editing/string_placer.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "editing/layout_math.hpp"
@@ -8,9 +9,11 @@
 namespace runpatch {
 
 template <class E>
-std::optional<PlacedStrings> StringPlacer<E>::in_unused_bytes(const std::vector<ByteRange>& used_now) const {
+std::optional<PlacedStrings> StringPlacer<E>::in_unused_bytes(const std::vector<ByteRange>& used_now,
+                                                              std::optional<uint64_t> table_size) const {
   PlacedStrings placed{in_.model, in_.copy_range(in_.table.strtab_offset, in_.table.strtab_size), {}};
-  StringSpace space(in_.table.strtab_size, used_now);
+  placed.strtab.resize(std::max<uint64_t>(table_size.value_or(0), in_.table.strtab_size), 0);
+  StringSpace space(placed.strtab.size(), used_now);
   auto place = [&](const std::string& text) -> std::optional<uint64_t> {
     if (auto it = placed.offsets.find(text); it != placed.offsets.end()) return it->second;
     auto at = space.allocate(text.size() + 1);

@@ -23,7 +23,10 @@ class StringPlacer {
 
   // Every changed string (dynamic entries, vn_file names, renamed symbols) in
   // bytes that nothing in used_now covers; nullopt when they do not fit.
-  std::optional<PlacedStrings> in_unused_bytes(const std::vector<ByteRange>& used_now) const;
+  // `table_size`: the table grown to that many bytes, zeros after its own
+  // (grown_string_table.cpp); unset: as large as it is.
+  std::optional<PlacedStrings> in_unused_bytes(const std::vector<ByteRange>& used_now,
+                                               std::optional<uint64_t> table_size = std::nullopt) const;
 
   // The one changed entry's string over its own bytes (and free bytes after
   // them, none of `survives`): nullopt unless the edit is exactly that. The

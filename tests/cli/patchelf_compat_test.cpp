@@ -223,6 +223,50 @@ TEST_F(PatchelfCompat, PatchelfGrowsAProgramAfterOurLongerRunpath) {
   }
 }
 
+// Debian's python3.11 (non-PIE, no free byte in its .dynstr): a runpath grows
+// the string table where it lies, the tables after it moved up into its
+// segment's last page (issue 48, item 6: patchelf 0.19 adds 8,192 bytes, an
+// appended segment carrying a copy of the table 42,736). The program runs,
+// strips and takes a later patchelf; the driver hook's edit after it, inside a
+// build, is written into the file.
+TEST_F(PatchelfCompat, AProgramsFullStringTableGrowsWhereItLies) {
+  const fs::path python = "/usr/bin/python3.11";
+  if (!fs::exists(python)) GTEST_SKIP() << "no " << python << " to edit a copy of";
+  fs::path dir = test::scratch_dir("grown_string_table");
+  fs::path ours = dir / "python", theirs = dir / "python-patchelf";
+  fs::copy_file(python, ours);
+  fs::copy_file(python, theirs);
+  const std::string deps = "/nix/store/0000000000000000000000000000000-deps/lib";
+  auto r = run_command({kOurs, "--set-rpath", deps, ours.string()}, true);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(run_command({"patchelf", "--set-rpath", deps, theirs.string()}, true).exit_code, 0);
+  EXPECT_EQ(fs::file_size(ours), fs::file_size(python));
+  EXPECT_LE(fs::file_size(ours), fs::file_size(theirs));
+  EXPECT_EQ(read_elf_info(ours)->runpath, deps);
+  auto output_of = [](const fs::path& program) {
+    return run_command({program.string(), "-c", "import json; print(json.dumps([1]))"}, true).output;
+  };
+  EXPECT_EQ(output_of(ours), "[1]\n");
+  const std::string with_driver = "/run/opengl-driver/lib:" + deps;
+  auto driver = run_command(
+      {"env", "NIX_BUILD_TOP=" + dir.string(), RUNPATCH_CLI, "set", "--runpath", with_driver, ours.string()}, true);
+  ASSERT_EQ(driver.exit_code, 0) << driver.output;
+  EXPECT_NE(driver.output.find("written into the file"), std::string::npos) << driver.output;
+  EXPECT_EQ(fs::file_size(ours), fs::file_size(python));
+  EXPECT_EQ(read_elf_info(ours)->runpath, with_driver);
+  EXPECT_EQ(output_of(ours), "[1]\n");
+  const std::vector<std::vector<std::string>> later = {{"strip"}, {"patchelf", "--add-needed", "libm.so.6"}};
+  for (const auto& tool : later) {
+    fs::path copy = dir / ("after-" + tool[0]);
+    fs::copy_file(ours, copy);
+    std::vector<std::string> command = tool;
+    command.push_back(copy.string());
+    auto after = run_command(command, true);
+    ASSERT_EQ(after.exit_code, 0) << fmt::format("{}: {}", fmt::join(command, " "), after.output);
+    EXPECT_EQ(output_of(copy), "[1]\n") << tool[0];
+  }
+}
+
 // An executable whose dynamic strings move ends, as a linker's output and
 // patchelf's do, with its section header table (patchelf's suite pads such a
 // file to a page before its next edit: build-resolution-cache-no-pie). A

@@ -126,7 +126,7 @@ TEST_P(EditCorrectness, InterpreterThatFitsIsWrittenWhenASegmentIsAppended) {
     both.interpreter = shorter;
     both.add_needed = {"libgreet.so"};
     both.runpath = [](const ElfInfo&) -> Expected<RunpathChange> {
-      return RunpathChange::set("/nonexistent/" + std::string(2000, 'r') + ":$ORIGIN/lib");
+      return RunpathChange::set("/nonexistent/" + std::string(5000, 'r') + ":$ORIGIN/lib");  // more than a page
     };
     auto outcome = edit_elf_file(dir / "prog", both);
     ASSERT_TRUE(outcome) << outcome.error().message();

@@ -13,7 +13,7 @@ namespace {
 uint64_t hex(const std::string& s) { return std::stoull(s, nullptr, 16); }
 }  // namespace
 
-std::vector<Region> editable_regions(const std::filesystem::path& original) {
+std::vector<Region> editable_regions(const std::filesystem::path& original, bool string_table_grown) {
   std::vector<Region> regions;
   auto lines_of = [](const std::string& flags, const std::filesystem::path& f) {
     return run_command({"env", "LC_ALL=C", "readelf", flags, "-W", f.string()}).output;
@@ -67,9 +67,13 @@ std::vector<Region> editable_regions(const std::filesystem::path& original) {
       if (name == "(STRTAB)") strtab = hex(value);
       if (name == "(STRSZ)") strsz = std::stoull(value);
     }
-    for (const auto& l : loads)
-      if (strtab >= l.vaddr && strtab < l.vaddr + l.filesz)
-        regions.push_back({strtab - l.vaddr + l.off, strtab - l.vaddr + l.off + strsz, "dynamic strings"});
+    for (const auto& l : loads) {
+      if (strtab < l.vaddr || strtab >= l.vaddr + l.filesz) continue;
+      regions.push_back({strtab - l.vaddr + l.off, strtab - l.vaddr + l.off + strsz, "dynamic strings"});
+      // The tables after the table, moved up to the end of the segment's last page.
+      uint64_t page_end = (l.off + l.filesz + 0xfff) / 0x1000 * 0x1000;
+      if (string_table_grown) regions.push_back({strtab - l.vaddr + l.off + strsz, page_end, "grown string table"});
+    }
   }
   {
     std::istringstream in(lines_of("-S", original));

@@ -224,5 +224,23 @@ TEST(AutoPatchelfArgs, UsageAndHelpNameTheSameOptionsTheParserTakes) {
   }
 }
 
+// The shell completions come from the same table: a value is completed
+// exactly where one is taken, and each --search-path MODE offered is accepted.
+TEST(AutoPatchelfArgs, CompletionsFollowTheTable) {
+  std::vector<std::string> modes;
+  for (const auto& option : auto_patchelf_option_completions()) {
+    EXPECT_EQ(option.values != OptionCompletion::Values::None, option.completes.kind != Completes::None)
+        << option.names.back();
+    EXPECT_EQ(option.values == OptionCompletion::Values::Rest, option.completes.kind == Completes::PatchelfArguments)
+        << option.names.back();
+    if (option.names.back() == "--search-path" && option.completes.choices) modes = option.completes.choices();
+  }
+  EXPECT_EQ(modes, (std::vector<std::string>{"recursive", "shallow"}));
+  for (const auto& mode : modes) {
+    auto parsed = parse_auto_patchelf_args({"--paths", "/o", "--search-path", mode, "/x"});
+    EXPECT_TRUE(parsed.args) << mode << ": " << parsed.error;
+  }
+}
+
 }  // namespace
 }  // namespace runpatch::cli

@@ -82,5 +82,25 @@ TEST(ExitCodeFor, CommandLineInputIsUsageAndTheFilesAreProblems) {
   EXPECT_EQ(exit_code_for(make_error(ErrorCode::Usage, "", "missing filename"), ErrorSource::WorkedOn), kExitUsage);
 }
 
+// The shell completions come from the same table: an option completes a value
+// exactly when it takes one, and every OS ABI offered is one the parser takes.
+TEST(PatchelfArgs, CompletionsFollowTheTable) {
+  std::vector<std::string> abis;
+  for (const auto& option : patchelf_option_completions()) {
+    bool takes_value = option.values != OptionCompletion::Values::None;
+    EXPECT_EQ(takes_value, option.completes.kind != Completes::None) << option.names.front();
+    size_t words = 0;  // the metavars --help names
+    if (option.values == OptionCompletion::Values::One) words = 1;
+    if (option.values == OptionCompletion::Values::Two) words = 2;
+    EXPECT_EQ(option.metavars.size(), words) << option.names.front();
+    if (option.names.front() == "--set-os-abi" && option.completes.choices) abis = option.completes.choices();
+  }
+  EXPECT_GE(abis.size(), 12u);
+  for (const auto& abi : abis) {
+    auto parsed = parse_patchelf_arguments({"--set-os-abi", abi, "f"});
+    EXPECT_TRUE(parsed) << abi;
+  }
+}
+
 }  // namespace
 }  // namespace runpatch::cli

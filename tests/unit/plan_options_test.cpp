@@ -13,22 +13,22 @@ TEST(OptionsFor, EachWayAsATable) {
   struct Row {
     EditWay way;
     bool mapped_elsewhere, must_write_in_place;
-    bool in_place, commit_in_elf_header, reclaim_earlier_segment, old_strings_stay;
+    bool in_place, commit_in_elf_header, reclaim_earlier_segment, old_strings_stay, tables_may_move;
   };
   const Row rows[] = {
       // One write into the file: the old tables stay as they are only while someone may read them.
-      {EditWay::OneWrite, true, false, true, true, false, true},
-      {EditWay::OneWrite, false, false, true, true, false, false},
-      {EditWay::OneWrite, false, true, true, true, false, false},
+      {EditWay::OneWrite, true, false, true, true, false, true, false},
+      {EditWay::OneWrite, false, false, true, true, false, false, false},
+      {EditWay::OneWrite, false, true, true, true, false, false, false},
       // Into the file in phases: tables move, and an earlier segment is rebuilt, only where nobody reads them.
-      {EditWay::IntoFile, true, false, true, false, true, true},
-      {EditWay::IntoFile, false, false, false, false, true, false},
-      {EditWay::IntoFile, true, true, true, false, false, true},
-      {EditWay::IntoFile, false, true, false, false, false, false},
-      // A copy or an output is a new file: nothing reads it yet.
-      {EditWay::Copy, true, false, false, false, true, false},
-      {EditWay::Copy, false, false, false, false, true, false},
-      {EditWay::Output, true, false, false, false, true, false},
+      {EditWay::IntoFile, true, false, true, false, true, true, false},
+      {EditWay::IntoFile, false, false, false, false, true, false, false},
+      {EditWay::IntoFile, true, true, true, false, false, true, false},
+      {EditWay::IntoFile, false, true, false, false, false, false, false},
+      // A copy or an output is a new file: nothing reads it yet, and a crash never leaves its tables half moved.
+      {EditWay::Copy, true, false, false, false, true, false, true},
+      {EditWay::Copy, false, false, false, false, true, false, true},
+      {EditWay::Output, true, false, false, false, true, false, true},
   };
   EditOptions given;
   given.in_place = true;  // the caller's --in-place is the editor's to decide per pass
@@ -37,8 +37,10 @@ TEST(OptionsFor, EachWayAsATable) {
     SCOPED_TRACE(testing::Message() << "way " << int(r.way) << ", mapped elsewhere " << r.mapped_elsewhere
                                     << ", must write in place " << r.must_write_in_place);
     PlanOptions p = options_for(r.way, given, {r.mapped_elsewhere, r.must_write_in_place});
-    EXPECT_EQ(std::make_tuple(p.in_place, p.commit_in_elf_header, p.reclaim_earlier_segment, p.old_strings_stay),
-              std::make_tuple(r.in_place, r.commit_in_elf_header, r.reclaim_earlier_segment, r.old_strings_stay));
+    EXPECT_EQ(std::make_tuple(p.in_place, p.commit_in_elf_header, p.reclaim_earlier_segment, p.old_strings_stay,
+                              p.tables_may_move),
+              std::make_tuple(r.in_place, r.commit_in_elf_header, r.reclaim_earlier_segment, r.old_strings_stay,
+                              r.tables_may_move));
     EXPECT_TRUE(p.dry_run);
   }
 }

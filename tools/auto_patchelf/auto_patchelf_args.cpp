@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string_view>
 
 namespace runpatch::cli {
@@ -14,11 +15,12 @@ enum class Arity { Flag, One, Two, Any, Rest };
 
 // One row per option: its names, how many values it takes, its metavar and
 // help lines (as --help prints them), whether Nixpkgs' script has it, and
-// where its values go. Parsing, --help's option list and the prefix rules
-// all read this table.
+// where its values go. Parsing, --help's option list, the prefix rules and
+// the shell completions all read this table.
 struct Spec {
   std::vector<std::string_view> names;  // as argparse lists them: "-h", "--help"
   Arity arity;
+  Completes completes;            // what a shell completes its values as
   const char* metavar;            // nullptr for a flag; "MODE PATH" for two values
   bool script;                    // an option of Nixpkgs' auto-patchelf.py (the rest are runpatch's)
   std::vector<const char*> help;  // the help text, one entry per printed line
@@ -28,6 +30,9 @@ struct Spec {
   std::string_view long_name() const { return names.back(); }
 };
 
+// --search-path's MODEs: the parser's check, its message and the completions.
+std::vector<std::string> search_path_modes() { return {"recursive", "shallow"}; }
+
 using A = AutoPatchelfArgs;
 using V = std::vector<std::string>;
 
@@ -36,24 +41,28 @@ std::vector<Spec> script_options() {
   return {
       {{"-h", "--help"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        true,
        {"show this help message and exit"},
        [](A& a, V) { a.help = true; }},
       {{"--ignore-missing"},
        Arity::Any,
+       kText,
        "IGNORE_MISSING",
        true,
        {"Do not fail when some dependencies are not found."},
        [](A& a, V v) { a.ignore_missing = std::move(v); }},
       {{"--no-recurse"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        true,
        {"Disable the recursive traversal of paths to patch."},
        [](A& a, V) { a.recursive = false; }},
       {{"--paths"},
        Arity::Any,
+       kFile,
        "PATHS",
        true,
        {"Paths whose content needs to be patched. Single files",
@@ -61,6 +70,7 @@ std::vector<Spec> script_options() {
        [](A& a, V v) { a.paths = std::move(v); }},
       {{"--libs"},
        Arity::Any,
+       kFile,
        "LIBS",
        true,
        {"Paths where libraries are searched for. Single files and",
@@ -68,24 +78,28 @@ std::vector<Spec> script_options() {
        [](A& a, V v) { a.libs = std::move(v); }},
       {{"--runtime-dependencies"},
        Arity::Any,
+       kDirectory,
        "RUNTIME_DEPENDENCIES",
        true,
        {"Paths to prepend to the runtime path of executable", "binaries."},
        [](A& a, V v) { a.runtime_dependencies = std::move(v); }},
       {{"--append-rpaths"},
        Arity::Any,
+       kDirectory,
        "APPEND_RPATHS",
        true,
        {"Paths to append to all runtime paths unconditionally."},
        [](A& a, V v) { a.append_rpaths = std::move(v); }},
       {{"--keep-libc"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        true,
        {"Attempt to search for and relink libc dependencies."},
        [](A& a, V) { a.keep_libc = true; }},
       {{"--ignore-existing"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        true,
        {"Do not index the libraries under --paths (nor follow", "their runpaths)."},
@@ -98,6 +112,7 @@ std::vector<Spec> runpatch_options() {
   return {
       {{"--search-path"},
        Arity::Two,
+       repeatable({Completes::ChoiceThenDirectory, search_path_modes}),
        "MODE PATH",
        false,
        {"Also search PATH for libraries, after --libs; MODE is", "'recursive' or 'shallow'. Repeatable; the first pair",
@@ -105,6 +120,7 @@ std::vector<Spec> runpatch_options() {
        [](A& a, V v) { a.search_paths.emplace_back(v[0], v[1]); }},
       {{"--interpreter"},
        Arity::One,
+       kFile,
        "INTERPRETER",
        false,
        {"Interpreter to set (default: the first line of", "$NIX_BINTOOLS/nix-support/dynamic-linker). Without",
@@ -112,24 +128,28 @@ std::vector<Spec> runpatch_options() {
        [](A& a, V v) { a.interpreter = v[0]; }},
       {{"--origin"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        false,
        {"Record a dependency in the file's own directory as", "$ORIGIN."},
        [](A& a, V) { a.origin = true; }},
       {{"--dry-run"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        false,
        {"Print what would be done, write nothing."},
        [](A& a, V) { a.dry_run = true; }},
       {{"--atomic"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        false,
        {"Make an edit that appends a segment on a copy renamed", "over the file, instead of writing into the file."},
        [](A& a, V) { a.in_place = false; }},
       {{"--in-place"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        false,
        {"Write into each file (the default: fast on huge files,", "and a crash at any moment leaves the old or the new",
@@ -137,6 +157,7 @@ std::vector<Spec> runpatch_options() {
        [](A& a, V) { a.in_place = true; }},
       {{"--ldcache"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        false,
        {"Also write the resolution-cache note."},
@@ -144,6 +165,7 @@ std::vector<Spec> runpatch_options() {
        "--remove-ldcache"},
       {{"--remove-ldcache"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        false,
        {"Remove the resolution-cache note."},
@@ -151,6 +173,7 @@ std::vector<Spec> runpatch_options() {
        "--ldcache"},
       {{"--driver-dir"},
        Arity::One,
+       repeatable(kDirectory),
        "DIR",
        false,
        {"Also put the driver directory in every runpath, after",
@@ -158,18 +181,21 @@ std::vector<Spec> runpatch_options() {
        [](A& a, V v) { a.driver_dirs.push_back(v[0]); }},
       {{"--libcuda"},
        Arity::One,
+       repeatable(kDirectory),
        "DIR",
        false,
        {"Also put cuda_compat's libcuda directory first in every", "runpath (autoAddCudaCompatRunpath). Repeatable."},
        [](A& a, V v) { a.libcuda_dirs.push_back(v[0]); }},
       {{"--forbid"},
        Arity::One,
+       repeatable(kDirectory),
        "PREFIX",
        false,
        {"With the two above: drop entries under PREFIX (the", "build directory). Repeatable."},
        [](A& a, V v) { a.forbid.push_back(v[0]); }},
       {{"-v", "--verbose"},
        Arity::Flag,
+       kNoValue,
        nullptr,
        false,
        {"Print a summary line at the end, and unreadable files."},
@@ -186,6 +212,7 @@ const std::vector<Spec>& specs() {
     for (auto& spec : runpatch_options()) all.push_back(std::move(spec));
     all.push_back({{"--extra-args"},
                    Arity::Rest,
+                   {Completes::PatchelfArguments},
                    nullptr,
                    true,
                    {"Extra arguments to pass to patchelf. This argument should", "always come last."},
@@ -372,14 +399,39 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
       throw UsageError{"unrecognized arguments: " + text};
     }
     for (const auto& [mode, path] : out.search_paths) {
-      if (mode != "recursive" && mode != "shallow")
-        throw UsageError{"argument --search-path: invalid mode: '" + mode + "' (choose from 'recursive', 'shallow')"};
+      auto modes = search_path_modes();
+      if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
+        std::string choices;
+        for (const auto& m : modes) choices += (choices.empty() ? "'" : ", '") + m + "'";
+        throw UsageError{"argument --search-path: invalid mode: '" + mode + "' (choose from " + choices + ")"};
+      }
       if (path.empty()) throw UsageError{"argument --search-path: empty PATH (it would search the working directory)"};
     }
   } catch (const UsageError& e) {
     return {std::nullopt, e.message};
   }
   return {out, ""};
+}
+
+std::vector<OptionCompletion> auto_patchelf_option_completions() {
+  std::vector<OptionCompletion> out;
+  for (const auto& spec : specs()) {
+    OptionCompletion& c = out.emplace_back();
+    c.names.assign(spec.names.begin(), spec.names.end());
+    switch (spec.arity) {
+      case Arity::Flag: c.values = OptionCompletion::Values::None; break;
+      case Arity::One: c.values = OptionCompletion::Values::One; break;
+      case Arity::Two: c.values = OptionCompletion::Values::Two; break;
+      case Arity::Any: c.values = OptionCompletion::Values::Any; break;
+      case Arity::Rest: c.values = OptionCompletion::Values::Rest; break;
+    }
+    std::istringstream metavars(spec.metavar ? spec.metavar : "");
+    for (std::string word; metavars >> word;) c.metavars.push_back(word);
+    c.completes = spec.completes;
+    for (const char* line : spec.help) c.help += (c.help.empty() ? "" : " ") + std::string(line);
+    if (spec.excludes) c.excludes.push_back(spec.excludes);
+  }
+  return out;
 }
 
 std::string auto_patchelf_usage() {

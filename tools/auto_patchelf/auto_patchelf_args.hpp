@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "../common/completion.hpp"
+
 namespace runpatch::cli {
 
 struct AutoPatchelfArgs {
@@ -43,6 +45,9 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
 
 std::string auto_patchelf_usage();  // "usage: auto-patchelf ...\n"
 std::string auto_patchelf_help();
+
+// Each option as a shell completes it, from the same table as the parser (tools/completions).
+std::vector<OptionCompletion> auto_patchelf_option_completions();
 
 // pprint.pprint(vars(args)) as the script prints it (runpatch's own options
 // appear only when given, so the hook's command line dumps exactly the same).

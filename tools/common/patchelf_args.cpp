@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -59,13 +60,28 @@ enum class Takes {
 using Store = std::function<Status(PatchelfArguments&, std::vector<std::string>)>;
 
 // One row per option: its names, what it takes, the line --help prints for it
-// (nullptr: not listed) and where its value goes. Parsing and --help read it.
+// (nullptr: not listed), where its value goes and what a shell completes it
+// as. Parsing, --help and the shell completions read it.
 struct PatchelfOption {
   std::vector<std::string_view> names;
   Takes takes;
   const char* help;
   Store store;
+  Completes completes = kNoValue;
 };
+
+// The OS ABIs --set-os-abi takes, one shell word each: the name patchelf
+// prints for each value the parser knows, in lower case with '-' for blanks
+// (a spelling it accepts), so that the list is the parser's own.
+std::vector<std::string> os_abi_names() {
+  std::vector<std::string> names;
+  for (unsigned value = 0; value <= 0xff; ++value) {
+    std::string name = patchelf_osabi_name(uint8_t(value));
+    for (char& c : name) c = c == ' ' ? '-' : char(std::tolower(static_cast<unsigned char>(c)));
+    if (osabi_from_name(name) == value) names.push_back(name);
+  }
+  return names;
+}
 
 Store set(bool PatchelfArguments::*flag) {
   return [flag](PatchelfArguments& a, std::vector<std::string>) -> Status {
@@ -89,20 +105,36 @@ Store append(std::vector<std::string> PatchelfArguments::*list) {
 using P = PatchelfArguments;
 using V = std::vector<std::string>;
 
+// --set-os-abi: a name the parser knows, or a usage error.
+Status set_os_abi(P& a, V v) {
+  if (!osabi_from_name(v[0])) return make_error(ErrorCode::Usage, "", "unrecognized OS ABI");
+  a.os_abi = std::move(v[0]);
+  return {};
+}
+// --rename-dynamic-symbols: the map file is read as the option is met, as patchelf reads it.
+Status rename_from_map(P& a, V v) {
+  a.rename_map_file = v[0];
+  RUNPATCH_TRY(auto pairs, read_rename_map(v[0]));
+  a.rename_symbols.insert(a.rename_symbols.end(), pairs.begin(), pairs.end());
+  return {};
+}
+
 // In the order of patchelf 0.19's --help.
 const std::vector<PatchelfOption>& patchelf_options() {
   static const std::vector<PatchelfOption> table = {
       {{"--set-interpreter", "--interpreter"},
        Takes::Value,
        "[--set-interpreter FILENAME]\t(or --interpreter FILENAME)",
-       keep(&P::interpreter)},
+       keep(&P::interpreter),
+       kFile},
       {{"--page-size"},
        Takes::RawValue,
        "[--page-size SIZE]",
        [](P& a, V v) -> Status {
          RUNPATCH_TRY(a.page_size, parse_page_size(v[0]));
          return {};
-       }},
+       },
+       kText},
       {{"--print-interpreter"}, Takes::Nothing, "[--print-interpreter]", set(&P::print_interpreter)},
       {{"--print-os-abi"},
        Takes::Nothing,
@@ -111,18 +143,19 @@ const std::vector<PatchelfOption>& patchelf_options() {
       {{"--set-os-abi"},
        Takes::Value,
        "[--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.",
-       [](P& a, V v) -> Status {
-         if (!osabi_from_name(v[0])) return make_error(ErrorCode::Usage, "", "unrecognized OS ABI");
-         a.os_abi = std::move(v[0]);
-         return {};
-       }},
+       set_os_abi,
+       one_of(os_abi_names)},
       {{"--print-soname"},
        Takes::Nothing,
        "[--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.",
        set(&P::print_soname)},
-      {{"--set-soname"}, Takes::Value, "[--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.", keep(&P::soname)},
-      {{"--set-rpath"}, Takes::Value, "[--set-rpath RPATH]", keep(&P::set_rpath)},
-      {{"--add-rpath"}, Takes::Value, "[--add-rpath RPATH]", keep(&P::add_rpath)},
+      {{"--set-soname"},
+       Takes::Value,
+       "[--set-soname SONAME]\t\tSets 'DT_SONAME' entry to SONAME.",
+       keep(&P::soname),
+       kText},
+      {{"--set-rpath"}, Takes::Value, "[--set-rpath RPATH]", keep(&P::set_rpath), kText},
+      {{"--add-rpath"}, Takes::Value, "[--add-rpath RPATH]", keep(&P::add_rpath), kText},
       {{"--remove-rpath"}, Takes::Nothing, "[--remove-rpath]", set(&P::remove_rpath)},
       {{"--shrink-rpath"}, Takes::Nothing, "[--shrink-rpath]", set(&P::shrink_rpath)},
       {{"--allowed-rpath-prefixes"},
@@ -132,22 +165,28 @@ const std::vector<PatchelfOption>& patchelf_options() {
          for (const auto& prefix : split_runpath(v[0]))
            if (!prefix.empty()) a.allowed_prefixes.push_back(prefix);
          return {};
-       }},
+       },
+       repeatable(kText)},
       {{"--print-rpath"}, Takes::Nothing, "[--print-rpath]", set(&P::print_rpath)},
       {{"--force-rpath"}, Takes::Nothing, "[--force-rpath]", set(&P::force_rpath)},
-      {{"--add-needed"}, Takes::Value, "[--add-needed LIBRARY]", append(&P::add_needed)},
-      {{"--remove-needed"}, Takes::Value, "[--remove-needed LIBRARY]", append(&P::remove_needed)},
+      {{"--add-needed"}, Takes::Value, "[--add-needed LIBRARY]", append(&P::add_needed), repeatable(kText)},
+      {{"--remove-needed"}, Takes::Value, "[--remove-needed LIBRARY]", append(&P::remove_needed), repeatable(kText)},
       {{"--replace-needed"},
        Takes::TwoValues,
        "[--replace-needed LIBRARY NEW_LIBRARY]",
        [](P& a, V v) -> Status {
          a.replace_needed.emplace_back(std::move(v[0]), std::move(v[1]));
          return {};
-       }},
+       },
+       repeatable(kText)},
       {{"--print-needed"}, Takes::Nothing, "[--print-needed]", set(&P::print_needed)},
       {{"--no-default-lib"}, Takes::Nothing, "[--no-default-lib]", set(&P::no_default_lib)},
       {{"--no-sort"}, Takes::Nothing, "[--no-sort]\t\tAccepted; runpatch never reorders headers", set(&P::no_sort)},
-      {{"--clear-symbol-version"}, Takes::Value, "[--clear-symbol-version SYMBOL]", append(&P::clear_symbol_version)},
+      {{"--clear-symbol-version"},
+       Takes::Value,
+       "[--clear-symbol-version SYMBOL]",
+       append(&P::clear_symbol_version),
+       repeatable(kText)},
       {{"--add-debug-tag"}, Takes::Nothing, "[--add-debug-tag]", set(&P::add_debug_tag)},
       {{"--print-execstack"},
        Takes::Nothing,
@@ -158,12 +197,8 @@ const std::vector<PatchelfOption>& patchelf_options() {
       {{"--rename-dynamic-symbols"},
        Takes::RawValue,
        "[--rename-dynamic-symbols NAME_MAP_FILE]\tRenames dynamic symbols: one 'OLD NEW' pair a line",
-       [](P& a, V v) -> Status {
-         a.rename_map_file = v[0];
-         RUNPATCH_TRY(auto pairs, read_rename_map(v[0]));
-         a.rename_symbols.insert(a.rename_symbols.end(), pairs.begin(), pairs.end());
-         return {};
-       }},
+       rename_from_map,
+       repeatable(kFile)},
       {{"--no-clobber-old-sections"},
        Takes::Nothing,
        "[--no-clobber-old-sections]\tAccepted; runpatch never overwrites moved sections",
@@ -173,7 +208,7 @@ const std::vector<PatchelfOption>& patchelf_options() {
        Takes::Nothing,
        "[--atomic-copy]\t\tAlways replace the file with an edited copy",
        set(&P::atomic_copy)},
-      {{"--output"}, Takes::Value, "[--output FILE]", keep(&P::output)},
+      {{"--output"}, Takes::Value, "[--output FILE]", keep(&P::output), kFile},
       {{"--debug"}, Takes::Nothing, "[--debug]", set(&P::debug)},
       {{"--version"}, Takes::Nothing, "[--version]", set(&P::version)},
       {{"--help", "-h"}, Takes::Nothing, "[--help]", set(&P::help)},
@@ -273,6 +308,32 @@ std::string patchelf_options_help() {
   std::string out;
   for (const auto& option : patchelf_options())
     if (option.help) out += std::string("  ") + option.help + "\n";
+  return out;
+}
+
+std::vector<OptionCompletion> patchelf_option_completions() {
+  std::vector<OptionCompletion> out;
+  for (const auto& option : patchelf_options()) {
+    OptionCompletion& c = out.emplace_back();
+    c.names.assign(option.names.begin(), option.names.end());
+    switch (option.takes) {
+      case Takes::Nothing: c.values = OptionCompletion::Values::None; break;
+      case Takes::Value:
+      case Takes::RawValue: c.values = OptionCompletion::Values::One; break;
+      case Takes::TwoValues: c.values = OptionCompletion::Values::Two; break;
+    }
+    c.completes = option.completes;
+    // The help line is "[--name WORD...]<tabs>what it does": the metavars, then the text.
+    std::string_view line = option.help ? option.help : "";
+    size_t close = line.find(']');
+    std::istringstream words(std::string(line.substr(0, close)));
+    for (std::string word; words >> word;)
+      if (!word.starts_with("[")) c.metavars.push_back(word);
+    if (close != std::string_view::npos) {
+      size_t text = line.find_first_not_of("\t ", close + 1);
+      if (text != std::string_view::npos) c.help = line.substr(text);
+    }
+  }
   return out;
 }
 

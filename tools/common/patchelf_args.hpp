@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "completion.hpp"
 #include "runpatch/editing/edit_request.hpp"
 #include "runpatch/editing/header_edit.hpp"
 
@@ -44,6 +45,9 @@ Expected<PatchelfArguments> parse_patchelf_arguments(const std::vector<std::stri
 
 // --help's option lines, one per option, from the same table as the parser.
 std::string patchelf_options_help();
+
+// Each option as a shell completes it, from the same table (tools/completions).
+std::vector<OptionCompletion> patchelf_option_completions();
 
 // A --rename-dynamic-symbols map file: "OLD NEW" per line, checked as patchelf
 // checks it (a missing second name, a name twice, '@' in a name); reading stops

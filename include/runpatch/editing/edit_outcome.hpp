@@ -25,6 +25,7 @@ enum class LayoutStep {
   StringsInUnusedBytes,        // new strings in unused bytes of the string table
   StringsThroughInterimPlace,  // ... written first elsewhere, then over the bytes of the old ones
   StringOverOwnBytes,          // string rewritten over its own bytes
+  StringTableGrown,            // the string table grown where it lies, the tables after it moved up its last page
   HeaderFieldsInPlace,         // fixed-size fields rewritten in place
   ResolutionCacheRemoved,      // resolution cache removed
   ResolutionCacheInPlace,      // resolution cache rewritten in place
@@ -55,6 +56,7 @@ enum class WriteKind {
   SectionHeader,         // one entry
   SectionHeaders,        // the whole table
   AppendedSegment,
+  MovedTables,              // the tables after the string table, moved within their segment
   AppendedSegmentInterim,   // a rebuilt segment's copy past the end, used until it is written in its place
   ProgramHeadersToInterim,  // entries pointed at that copy (a rebuild's interim commit)
   ResolutionCacheNote,

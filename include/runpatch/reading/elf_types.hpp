@@ -257,6 +257,15 @@ constexpr bool is_table_found_through_dynamic(uint64_t tag) {
     if (t == tag) return true;
   return false;
 }
+// Those and a program's relocation tables, which only ld.so reads: an editor
+// may move them within their segment (a new address in their entry).
+inline constexpr uint64_t kTablesMovableInSegment[] = {DT_GNU_HASH, DT_HASH, DT_SYMTAB, DT_VERSYM, DT_VERNEED,
+                                                       DT_VERDEF,   DT_RELA, DT_REL,    DT_JMPREL, DT_RELR};
+constexpr bool is_table_movable_in_segment(uint64_t tag) {
+  for (uint64_t t : kTablesMovableInSegment)
+    if (t == tag) return true;
+  return false;
+}
 inline constexpr uint8_t STT_SECTION = 3;
 inline constexpr uint64_t DF_ORIGIN = 0x1;
 inline constexpr uint64_t DF_1_NOW = 0x1, DF_1_GLOBAL = 0x2, DF_1_GROUP = 0x4, DF_1_NODELETE = 0x8,
