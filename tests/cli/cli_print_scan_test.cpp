@@ -126,9 +126,9 @@ TEST(CliScan, OneRecordPerElfFileAcrossArches) {
   size_t lines = std::count(r.output.begin(), r.output.end(), '\n');
   // Every fixture of every arch (plus the 5 files of its CUDA-like package, the 3 of its L4T parts,
   // auto-patchelf's libdlopen-any.so and libdlopen-bad.so, and the editor's versioned, big-.bss,
-  // many-exports and two dynamic-section-less programs), the two host helper tools, and the
+  // separate-code non-PIE, many-exports and two dynamic-section-less programs), the two host helper tools, and the
   // host's trace fixtures (2 programs, 7 libraries: fixtures/build-fixtures.sh, build_trace_fixtures).
-  EXPECT_EQ(lines, test::fixture_arches().size() * (test::fixture_names().size() + 13 + 3) + 2 + 9) << r.output;
+  EXPECT_EQ(lines, test::fixture_arches().size() * (test::fixture_names().size() + 14 + 3) + 2 + 9) << r.output;
   EXPECT_EQ(r.output.find("arches.tsv"), std::string::npos);
   auto pie = (host().dir / "prog-pie").string() + ": pie x86-64 runpath=$ORIGIN/lib needed=libgreet.so,libc.so.6\n";
   EXPECT_NE(r.output.find(pie), std::string::npos) << r.output;

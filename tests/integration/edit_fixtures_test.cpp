@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::FixtureArch;
 
-const std::vector<std::string> kPrograms = {"prog-pie",       "prog-nopie",       "prog-rpath",
+const std::vector<std::string> kPrograms = {"prog-pie",       "prog-nopie",       "prog-nopie-sepcode", "prog-rpath",
                                             "prog-norunpath", "prog-longrunpath", "prog-stripped"};
 
 std::string long_entry() { return "/nonexistent/" + std::string(300, 'x'); }
@@ -108,6 +108,33 @@ TEST_P(EditArch, SetRunpathOnEveryProgram) {
         });
       }
     }
+  }
+}
+
+// A program whose tables are alone in its first segment (-z separate-code):
+// a runpath longer than its .dynstr's free bytes grows that table where it
+// lies on every arch (docs/editing.md §2), the file no larger; the edits
+// after it (the driver hook's prepend, a shorter runpath) fit the table, and
+// the program runs after each (natively or under qemu-user).
+TEST_P(EditArch, AFullStringTableGrowsWhereItLies) {
+  fs::path dir = prepare("grown-table", "prog-nopie-sepcode");
+  fs::path file = dir / "prog-nopie-sepcode";
+  const uint64_t original = fs::file_size(file);
+  const std::string moved = (dir / "moved").string();
+  const std::vector<std::string> sequence = {moved + ":" + long_entry(),
+                                             "/run/opengl-driver/lib:" + moved + ":" + long_entry(), moved};
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    SCOPED_TRACE(sequence[i].substr(0, 40));
+    EditRequest request;
+    request.runpath = set_runpath_update(sequence[i]);
+    auto outcome = edit_elf_file(file, request);
+    ASSERT_TRUE(outcome) << outcome.error().message();
+    bool grown = std::find(outcome->layout.begin(), outcome->layout.end(), LayoutStep::StringTableGrown) !=
+                 outcome->layout.end();
+    EXPECT_EQ(grown, i == 0) << outcome->layout_description;
+    EXPECT_EQ(fs::file_size(file), original);
+    EXPECT_EQ(read_elf_info(file)->runpath, sequence[i]);
+    expect_runs(file);
   }
 }
 

@@ -195,8 +195,8 @@ TEST(AutoPatchelfArgs, DumpIsPprintOfVars) {
                 " 'runtime_dependencies': []}\n");
 }
 
-// --help's option list comes from the option table; the usage line is
-// wrapped by hand: both name the same options, and each is one the parser takes.
+// --help's option list and usage line come from the option table: both name
+// the same options, and each is one the parser takes.
 TEST(AutoPatchelfArgs, UsageAndHelpNameTheSameOptionsTheParserTakes) {
   auto long_names = [](const std::string& text) {
     std::set<std::string> names;
@@ -222,6 +222,26 @@ TEST(AutoPatchelfArgs, UsageAndHelpNameTheSameOptionsTheParserTakes) {
     auto parsed = parse_auto_patchelf_args({"--paths", "/o", name, "/x", "y"});
     EXPECT_EQ(parsed.error.find("unrecognized arguments: " + name), std::string::npos) << name << ": " << parsed.error;
   }
+}
+
+// The usage line wraps as argparse's HelpFormatter does at 80 columns (the
+// text Python's argparse prints for these options with COLUMNS=82): a part goes
+// to the next line, under the first part, only when it would pass the width;
+// --paths, required, is the one part without brackets.
+TEST(AutoPatchelfArgs, UsageWrapsAsArgparseDoes) {
+  EXPECT_EQ(auto_patchelf_usage(),
+            "usage: auto-patchelf [-h] [--ignore-missing [IGNORE_MISSING ...]] [--no-recurse]\n"
+            "                     --paths [PATHS ...] [--libs [LIBS ...]]\n"
+            "                     [--runtime-dependencies [RUNTIME_DEPENDENCIES ...]]\n"
+            "                     [--append-rpaths [APPEND_RPATHS ...]] [--keep-libc]\n"
+            "                     [--ignore-existing] [--search-path MODE PATH]\n"
+            "                     [--interpreter INTERPRETER] [--origin] [--dry-run]\n"
+            "                     [--atomic] [--in-place] [--ldcache] [--remove-ldcache]\n"
+            "                     [--driver-dir DIR] [--libcuda DIR] [--forbid PREFIX] [-v]\n"
+            "                     [--extra-args ...]\n");
+  std::istringstream lines(auto_patchelf_usage());
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_EQ(parse_auto_patchelf_args({"--libs", "/l"}).error, "the following arguments are required: --paths");
 }
 
 // The shell completions come from the same table: a value is completed

@@ -26,6 +26,7 @@ struct Spec {
   std::vector<const char*> help;  // the help text, one entry per printed line
   std::function<void(AutoPatchelfArgs&, std::vector<std::string>)> store;
   const char* excludes = nullptr;  // an option it may not be given with (argparse's mutually exclusive group)
+  bool required = false;           // argparse's required=True: unbracketed in the usage, an error when missing
 
   std::string_view long_name() const { return names.back(); }
 };
@@ -67,7 +68,9 @@ std::vector<Spec> script_options() {
        true,
        {"Paths whose content needs to be patched. Single files",
         "and directories are accepted. Directories are traversed", "recursively by default."},
-       [](A& a, V v) { a.paths = std::move(v); }},
+       [](A& a, V v) { a.paths = std::move(v); },
+       nullptr,
+       true},
       {{"--libs"},
        Arity::Any,
        kFile,
@@ -222,18 +225,22 @@ const std::vector<Spec>& specs() {
   return table;
 }
 
+// The values an option takes, as argparse writes them after its name.
+std::string values_of(const Spec& spec) {
+  switch (spec.arity) {
+    case Arity::Flag: return "";
+    case Arity::One:
+    case Arity::Two: return std::string(" ") + spec.metavar;
+    case Arity::Any: return std::string(" [") + spec.metavar + " ...]";
+    case Arity::Rest: return " ...";
+  }
+  return "";
+}
+
 // How --help names an option: its names, each with the values it takes (argparse's format).
 std::string invocation(const Spec& spec) {
-  std::string values;
-  switch (spec.arity) {
-    case Arity::Flag: break;
-    case Arity::One:
-    case Arity::Two: values = std::string(" ") + spec.metavar; break;
-    case Arity::Any: values = std::string(" [") + spec.metavar + " ...]"; break;
-    case Arity::Rest: values = " ..."; break;
-  }
   std::string out;
-  for (auto name : spec.names) out += std::string(out.empty() ? "" : ", ") + std::string(name) + values;
+  for (auto name : spec.names) out += std::string(out.empty() ? "" : ", ") + std::string(name) + values_of(spec);
   return out;
 }
 
@@ -373,7 +380,6 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
       words.push_back(classify(argv[i]));
     }
     std::vector<std::string> extras;
-    bool saw_paths = false;
     std::set<std::string> seen;
     size_t i = 0;
     while (i < words.size()) {
@@ -381,7 +387,6 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
         extras.push_back(argv[i++]);  // no positional arguments exist
         continue;
       }
-      saw_paths = saw_paths || (words[i].spec && words[i].spec->long_name() == "--paths");
       if (const Spec* spec = words[i].spec) {
         std::string name(spec->long_name());
         if (spec->excludes && seen.count(spec->excludes))
@@ -392,7 +397,11 @@ AutoPatchelfParse parse_auto_patchelf_args(const std::vector<std::string>& argv)
       i = consume(words, argv, i, out, extras);
       if (out.help && !help_before) return {out, ""};  // argparse prints help as soon as it meets -h
     }
-    if (!saw_paths) throw UsageError{"the following arguments are required: --paths"};
+    std::string missing;
+    for (const auto& spec : specs())
+      if (spec.required && !seen.count(std::string(spec.long_name())))
+        missing += (missing.empty() ? "" : ", ") + std::string(spec.long_name());
+    if (!missing.empty()) throw UsageError{"the following arguments are required: " + missing};
     if (!extras.empty()) {
       std::string text;
       for (const auto& e : extras) text += (text.empty() ? "" : " ") + e;
@@ -434,16 +443,28 @@ std::vector<OptionCompletion> auto_patchelf_option_completions() {
   return out;
 }
 
+// An option in the usage line as argparse writes it: its first name, its
+// values, in brackets unless required.
+std::string usage_part(const Spec& spec) {
+  std::string part = std::string(spec.names.front()) + values_of(spec);
+  return spec.required ? part : "[" + part + "]";
+}
+
+// argparse's wrapping (HelpFormatter._format_usage): parts joined while a line
+// stays within kUsageWidth columns, the rest under the first part.
 std::string auto_patchelf_usage() {
-  return "usage: auto-patchelf [-h] [--ignore-missing [IGNORE_MISSING ...]] [--no-recurse]\n"
-         "                     --paths [PATHS ...] [--libs [LIBS ...]]\n"
-         "                     [--runtime-dependencies [RUNTIME_DEPENDENCIES ...]]\n"
-         "                     [--append-rpaths [APPEND_RPATHS ...]] [--keep-libc]\n"
-         "                     [--ignore-existing] [--search-path MODE PATH]\n"
-         "                     [--interpreter INTERPRETER] [--origin] [--dry-run]\n"
-         "                     [--atomic] [--in-place] [--ldcache] [--remove-ldcache]\n"
-         "                     [--driver-dir DIR] [--libcuda DIR] [--forbid PREFIX]\n"
-         "                     [-v] [--extra-args ...]\n";
+  constexpr size_t kUsageWidth = 80;
+  const std::string first = "usage: auto-patchelf";
+  const std::string indent(first.size() + 1, ' ');
+  std::string out = first;
+  size_t line = first.size();
+  for (const auto& spec : specs()) {
+    std::string part = usage_part(spec);
+    bool wrap = line + 1 + part.size() > kUsageWidth;
+    out += (wrap ? "\n" + indent : " ") + part;
+    line = (wrap ? indent.size() : line + 1) + part.size();
+  }
+  return out + "\n";
 }
 
 std::string auto_patchelf_help() {
