@@ -10,6 +10,10 @@ namespace runpatch {
 
 namespace {
 
+// The free bytes a grown table gets at least: a Nix output's runpath (its
+// dependencies' store paths, the driver and a cuda_compat directory) fits.
+constexpr uint64_t kGrownTableRoom = 512;
+
 // The bytes [begin, end) of the string table's segment after the table move
 // by `shift` (one shift for all: tables the linker laid out adjacent stay
 // so, as DT_RELA may cover DT_JMPREL's); the table grows up to their new start.
@@ -144,24 +148,24 @@ class StringTableGrower {
     return true;
   }
 
-  // The table grows by its new strings and kStringSlack only (as an
-  // appended copy would; strings are placed at the end of the free bytes, so
-  // a runpath a later edit prepends to grows into the slack in place), not to
-  // the page's end: patchelf 0.14 lays a program's tables out again from what
-  // lies before the next one, and a table that fills the page makes it put
-  // .dynstr across two segments, which strip then breaks (as it does on
-  // python3.11 as linked). The size follows from what the file keeps and the
-  // new strings alone, so that edits that regrow the table give the bytes of
-  // one edit whichever led there.
+  // The table grows by kGrownTableRoom (or its new strings and kStringSlack,
+  // when more), not to the page's end: patchelf 0.14 lays a program's tables
+  // out again from what lies before the next one, and a table that fills the
+  // page makes it put .dynstr across two segments, which strip then breaks
+  // (as it does on python3.11 as linked). Its size follows from what the file
+  // keeps alone while the strings fit the room: the hooks' later edits (the
+  // driver and compat directories prepended, in either order) then go in
+  // place, and a regrow gives the bytes of one edit whichever led there.
   void grow_only_as_needed(Growth& g, const std::vector<ByteRange>& survives) const {
-    uint64_t wanted_end = 0;
-    for (const auto& r : survives) wanted_end = std::max<uint64_t>(wanted_end, r.end);
+    uint64_t kept_end = 0;
+    for (const auto& r : survives) kept_end = std::max<uint64_t>(kept_end, r.end);
     std::set<std::string> added;
     for (const auto& e : in_.model.entries)
       if (e.changed && e.text) added.insert(*e.text);
     for (const auto& rename : in_.version_need_renames) added.insert(rename.text);
-    for (const auto& text : added) wanted_end += text.size() + 1;
-    wanted_end += in_.table.strtab_offset + kStringSlack;
+    uint64_t strings = kStringSlack;
+    for (const auto& text : added) strings += text.size() + 1;
+    uint64_t wanted_end = in_.table.strtab_offset + kept_end + std::max(strings, kGrownTableRoom);
     // The moved tables keep their place modulo their alignment.
     uint64_t shift = wanted_end <= g.begin ? 0 : align_up(wanted_end - g.begin, g.align);
     g.shift = std::min(g.shift, shift);
@@ -175,7 +179,8 @@ class StringTableGrower {
     for (const auto& [text, at] : placed.offsets) live.push_back({at, at + text.size() + 1});
     in_.zero_unreferenced_strings(placed.strtab, std::move(live));
     plan.writes.push_back({WritePhase::Prepare, in_.table.strtab_offset, placed.strtab, WriteKind::DynamicStrings});
-    if (g.end > g.begin)
+    // No shift: the table already has its room (an edit that could not be staged in place, written as a copy).
+    if (g.end > g.begin && g.shift > 0)
       plan.writes.push_back(
           {WritePhase::Prepare, g.begin + g.shift, in_.copy_range(g.begin, g.end - g.begin), WriteKind::MovedTables});
     std::vector<uint8_t> entries = dynamic_bytes(g, placed.model);
@@ -183,18 +188,20 @@ class StringTableGrower {
             changed_bytes_write(WritePhase::Commit, in_.table.offset, in_.copy_range(in_.table.offset, entries.size()),
                                 entries, WriteKind::DynamicSection))
       plan.writes.push_back(std::move(*w));
-    Phdr load = view_.phdrs()[g.segment];
-    load.p_filesz = uint64_t(load.p_filesz) + g.shift;
-    load.p_memsz = load.p_filesz;
-    plan.writes.push_back(
-        {WritePhase::Commit, in_.phdr_offset(g.segment), phdr_bytes<E>(load), WriteKind::ProgramHeader});
+    if (g.shift > 0) {
+      Phdr load = view_.phdrs()[g.segment];
+      load.p_filesz = uint64_t(load.p_filesz) + g.shift;
+      load.p_memsz = load.p_filesz;
+      plan.writes.push_back(
+          {WritePhase::Commit, in_.phdr_offset(g.segment), phdr_bytes<E>(load), WriteKind::ProgramHeader});
+    }
     if (in_.interp.changed) plan.writes.push_back(interpreter_write(in_, WritePhase::Commit));
     size_t table_writes = plan.writes.size();
     add_version_need_writes(in_, placed.offsets, plan);
     add_symbol_rename_writes(in_.renamer.writes(view_, placed.offsets), plan);
     if (!follow_moved_tables(g, plan, table_writes)) return std::nullopt;
     add_section_header_writes(g, plan);
-    add_symbol_value_writes(g, plan);
+    if (g.shift > 0) add_symbol_value_writes(g, plan);
     return plan;
   }
 

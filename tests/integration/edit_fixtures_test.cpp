@@ -138,6 +138,42 @@ TEST_P(EditArch, AFullStringTableGrowsWhereItLies) {
   }
 }
 
+// After a grown table's first edit (autoPatchelf's runpath), the driver and a
+// cuda_compat directory prepended in either order, or at once, each go in
+// place, and the three files are the same bytes (the hooks' order leaves no trace).
+TEST_P(EditArch, HookOrdersGiveOneFileAfterAGrownTable) {
+  const std::string compat = "/nix/store/" + std::string(32, 'c') + "-cuda_compat-12.2.140/compat";
+  const std::string driver = "/run/opengl-driver/lib";
+  std::vector<std::vector<std::string>> orders = {
+      {driver, compat + ":" + driver}, {compat, compat + ":" + driver}, {compat + ":" + driver}};
+  std::vector<std::string> results;
+  for (size_t n = 0; n < orders.size(); ++n) {
+    fs::path dir = prepare("hook-order-" + std::to_string(n), "prog-nopie-sepcode");
+    fs::path file = dir / "prog-nopie-sepcode";
+    const std::string deps = "$ORIGIN/moved:/nix/store/" + std::string(32, 'd') + "-deps/lib";
+    EditRequest first;
+    first.runpath = set_runpath_update(deps);
+    auto grown = edit_elf_file(file, first);
+    ASSERT_TRUE(grown) << grown.error().message();
+    for (const auto& prefix : orders[n]) {
+      EditRequest hook;
+      hook.runpath = set_runpath_update(prefix + ":" + deps);
+      auto outcome = edit_elf_file(file, hook);
+      ASSERT_TRUE(outcome) << outcome.error().message();
+      bool regrown = std::find(outcome->layout.begin(), outcome->layout.end(), LayoutStep::StringTableGrown) !=
+                     outcome->layout.end();
+      EXPECT_TRUE(outcome->strategy == EditStrategy::InPlace && !regrown)
+          << prefix << ": " << outcome->layout_description;
+    }
+    EXPECT_EQ(read_elf_info(file)->runpath, compat + ":" + driver + ":" + deps);
+    expect_runs(file);
+    auto bytes = test::read_file(file);
+    results.emplace_back(bytes.begin(), bytes.end());
+  }
+  EXPECT_TRUE(results[0] == results[1]) << "driver then compat differs from compat then driver";
+  EXPECT_TRUE(results[0] == results[2]) << "the hooks one after the other differ from both at once";
+}
+
 TEST_P(EditArch, RepeatedEditsDoNotGrowWithoutBound) {
   fs::path dir = prepare("repeat", "prog-pie");
   fs::path file = dir / "prog-pie";
