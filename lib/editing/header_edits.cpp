@@ -191,6 +191,14 @@ std::optional<uint8_t> osabi_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::string> osabi_one_word_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kOsAbiNames)
+    for (const char* alias : entry.aliases)
+      if (alias && std::string_view(alias).find(' ') == std::string_view::npos) names.emplace_back(alias);
+  return names;
+}
+
 template <class E>
 Status fold_header_fields(const MappedElfView<E>& view, const HeaderEditRequest& request, EditPlan& plan) {
   if (request.osabi.has_value() + request.exec_stack.has_value() + request.clear_symbol_version.size() == 0) return {};

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -70,19 +69,6 @@ struct PatchelfOption {
   Completes completes = kNoValue;
 };
 
-// The OS ABIs --set-os-abi takes, one shell word each: the name patchelf
-// prints for each value the parser knows, in lower case with '-' for blanks
-// (a spelling it accepts), so that the list is the parser's own.
-std::vector<std::string> os_abi_names() {
-  std::vector<std::string> names;
-  for (unsigned value = 0; value <= 0xff; ++value) {
-    std::string name = patchelf_osabi_name(uint8_t(value));
-    for (char& c : name) c = c == ' ' ? '-' : char(std::tolower(static_cast<unsigned char>(c)));
-    if (osabi_from_name(name) == value) names.push_back(name);
-  }
-  return names;
-}
-
 Store set(bool PatchelfArguments::*flag) {
   return [flag](PatchelfArguments& a, std::vector<std::string>) -> Status {
     a.*flag = true;
@@ -144,7 +130,7 @@ const std::vector<PatchelfOption>& patchelf_options() {
        Takes::Value,
        "[--set-os-abi ABI]\t\tSets 'EI_OSABI' field of ELF header to ABI.",
        set_os_abi,
-       one_of(os_abi_names)},
+       one_of(osabi_one_word_names)},
       {{"--print-soname"},
        Takes::Nothing,
        "[--print-soname]\t\tPrints 'DT_SONAME' entry of .dynamic section.",

@@ -37,5 +37,8 @@ std::string patchelf_osabi_name(uint8_t osabi);
 // The EI_OSABI value for a name patchelf accepts (case-insensitive, surrounding
 // blanks ignored, with patchelf's aliases such as "sysv", "gnu", "hurd").
 std::optional<uint8_t> osabi_from_name(std::string_view name);
+// Every name osabi_from_name accepts that is one word ("sysv", "gnu-hurd",
+// "hurd", ...): what a shell completes --set-os-abi with.
+std::vector<std::string> osabi_one_word_names();
 
 }  // namespace runpatch
