@@ -469,28 +469,15 @@ class AppendedWriter {
     return value;
   }
 
-  // Symbols defined in a moved section (section symbols, _DYNAMIC) follow it, so
-  // that debuggers and eu-elflint agree with the program headers. Only tools read these.
+  // Symbols defined in a moved section (section symbols, _DYNAMIC) follow it.
   void add_symbol_updates(EditPlan& plan, const std::vector<MovedSection>& moved, uint64_t new_dynamic) const {
     if (moved.empty() && new_dynamic == in_.table.vaddr) return;  // no symbol can change: spare the walk
-    auto shdrs = view_.shdrs();
-    for (const auto& sh : shdrs) {
-      if ((sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM) || sh.sh_entsize != sizeof(Sym) ||
-          sh.sh_link >= shdrs.size())
-        continue;
-      const auto& strtab = shdrs[sh.sh_link];
-      auto symbols = view_.template table_at<Sym>(sh.sh_offset, uint64_t(sh.sh_size) / sizeof(Sym), "symbol table");
-      if (!symbols || !view_.in_file(strtab.sh_offset, strtab.sh_size)) continue;
-      for (size_t i = 0; i < symbols->size(); ++i) {
-        auto value = moved_value((*symbols)[i], moved, strtab, new_dynamic);
-        if (!value) continue;
-        Sym updated = (*symbols)[i];
-        updated.st_value = *value;
-        uint64_t position = sh.sh_type == elf::SHT_DYNSYM ? in_.renamer.new_position(i) : i;  // a rename may move it
-        plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + position * sizeof(Sym),
-                               bytes_of(std::span<const Sym>(&updated, 1)), WriteKind::SymbolValue});
-      }
-    }
+    // A table whose names are not in the file is left as it is (_DYNAMIC is found by name).
+    auto new_value = [&](const Sym& sym, const Shdr* names) -> std::optional<uint64_t> {
+      if (!names) return std::nullopt;
+      return moved_value(sym, moved, *names, new_dynamic);
+    };
+    add_symbol_value_writes(in_, new_value, plan);
   }
 
   const PlanInputs<E>& in_;

@@ -346,7 +346,7 @@ Expected<EditPlan> plan_tables(const PlanInputs<E>& in) {
   if (in.note.action == NoteChange::Action::None) return plan;
   auto writes = InPlacePlanner<E>(in).note_writes();
   // A grown string table rewrote the program headers: a note segment's writes would undo that.
-  if (!writes && std::find(plan.layout.begin(), plan.layout.end(), LayoutStep::StringTableGrown) != plan.layout.end())
+  if (!writes && has_layout_step(plan, LayoutStep::StringTableGrown))
     return plan_appended_segment<E>(in, SegmentCarries::DynamicTables);
   if (writes) {
     plan.strategy = EditStrategy::InPlace;

@@ -360,10 +360,12 @@ NoteSet notes_of(const ElfView<E>& view) {
 template <class E>
 std::vector<uint64_t> moved_tables(const DynamicTable<E>& old_table, const DynamicTable<E>& new_table) {
   std::vector<uint64_t> moved;
-  for (uint64_t tag : elf::kTablesMovableInSegment) {
+  auto add_if_moved = [&](uint64_t tag) {
     auto before = old_table.find(tag), after = new_table.find(tag);
     if (before.has_value() != after.has_value() || (before && *before != *after)) moved.push_back(tag);
-  }
+  };
+  for (uint64_t tag : elf::kTablesFoundThroughDynamic) add_if_moved(tag);
+  for (uint64_t tag : elf::kRelocationTables) add_if_moved(tag);
   return moved;
 }
 
@@ -378,8 +380,7 @@ Status check_moved_tables(const ElfView<E>& old_view, const DynamicTable<E>& old
   const std::string& path = old_view.path();
   for (uint64_t tag : moved) {
     if (tag == elf::DT_VERSYM && versions_edited) continue;  // check_symbol_versions compares it entry by entry
-    if (renaming && (tag == elf::DT_SYMTAB || tag == elf::DT_VERSYM || tag == elf::DT_GNU_HASH || tag == elf::DT_HASH ||
-                     tag == elf::DT_RELA || tag == elf::DT_REL || tag == elf::DT_JMPREL))
+    if (renaming && (tag == elf::DT_SYMTAB || tag == elf::DT_VERSYM || tag == elf::DT_GNU_HASH || tag == elf::DT_HASH))
       continue;
     std::string field = fmt::format("the table of dynamic tag {:#x}", tag);
     auto before = old_table.find(tag), after = new_table.find(tag);

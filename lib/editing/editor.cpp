@@ -119,10 +119,6 @@ bool rebuilds_earlier_segment(const Planned& p) {
   return p.plan.reclaimed_from && p.plan.reclaimed_from != p.outcome.before.interrupted_edit_tail;
 }
 
-bool grows_string_table(const EditPlan& plan) {
-  return std::find(plan.layout.begin(), plan.layout.end(), LayoutStep::StringTableGrown) != plan.layout.end();
-}
-
 bool rebuild_can_be_staged(const Source& source, const EditPlan& plan) {
   EditPlan trial = plan;
   auto staged = stage_segment_rebuild(source.mapping.bytes(), source.path, trial);
@@ -172,7 +168,7 @@ Expected<Chosen> choose_edit(const Source& source, const EditRequest& request, c
   if (smallest == EditWay::IntoFile && !way.must_write_in_place && source.before.type == elf::ET_EXEC &&
       small->plan.strategy == EditStrategy::Appended) {
     RUNPATCH_TRY(Planned copied, plan_edit(source, request, options_for(EditWay::Copy, options, context), hooks));
-    if (grows_string_table(copied.plan)) return Chosen{std::move(copied), EditWay::Copy};
+    if (has_layout_step(copied.plan, LayoutStep::StringTableGrown)) return Chosen{std::move(copied), EditWay::Copy};
   }
   // Written over an earlier edit's segment (not an interrupted tail): into the
   // file only where no process may have it mapped and the rebuild can be

@@ -199,9 +199,9 @@ class StringTableGrower {
     size_t table_writes = plan.writes.size();
     add_version_need_writes(in_, placed.offsets, plan);
     add_symbol_rename_writes(in_.renamer.writes(view_, placed.offsets), plan);
+    if (g.shift > 0) add_symbol_updates(g, plan);
     if (!follow_moved_tables(g, plan, table_writes)) return std::nullopt;
     add_section_header_writes(g, plan);
-    if (g.shift > 0) add_symbol_value_writes(g, plan);
     return plan;
   }
 
@@ -213,8 +213,8 @@ class StringTableGrower {
     return serialize_dynamic<E>(model, std::max(model.entries.size(), in_.original.entries.size()) + 1);
   }
 
-  // Writes into the moved tables (version needs, renamed symbols' tables) go
-  // to their new place; one across the moved bytes' edge cannot.
+  // Writes into the moved tables (version needs, renamed symbols' tables, a
+  // moved .dynsym's symbols) go to their new place; one across the moved bytes' edge cannot.
   static bool follow_moved_tables(const Growth& g, EditPlan& plan, size_t from) {
     for (size_t i = from; i < plan.writes.size(); ++i) {
       PlannedWrite& w = plan.writes[i];
@@ -244,26 +244,15 @@ class StringTableGrower {
     }
   }
 
-  // Symbols defined in a moved section (section symbols, __rela_iplt_start)
-  // follow it, so that debuggers and eu-elflint agree with the headers.
-  void add_symbol_value_writes(const Growth& g, EditPlan& plan) const {
-    auto shdrs = view_.shdrs();
-    for (const auto& sh : shdrs) {
-      if ((sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM) || sh.sh_entsize != sizeof(Sym)) continue;
-      auto symbols = view_.template table_at<Sym>(sh.sh_offset, uint64_t(sh.sh_size) / sizeof(Sym), "symbol table");
-      if (!symbols) continue;
-      for (size_t i = 0; i < symbols->size(); ++i) {
-        Sym sym = (*symbols)[i];
-        if (std::find(g.moved_sections.begin(), g.moved_sections.end(), size_t(sym.st_shndx)) == g.moved_sections.end())
-          continue;
-        sym.st_value = uint64_t(sym.st_value) + g.shift;
-        uint64_t position = sh.sh_type == elf::SHT_DYNSYM ? in_.renamer.new_position(i) : i;
-        uint64_t at = uint64_t(sh.sh_offset) + position * sizeof(Sym);
-        if (g.moves(at)) at += g.shift;
-        plan.writes.push_back(
-            {WritePhase::Cleanup, at, bytes_of(std::span<const Sym>(&sym, 1)), WriteKind::SymbolValue});
-      }
-    }
+  // Symbols defined in a moved section (section symbols, __rela_iplt_start) follow it.
+  void add_symbol_updates(const Growth& g, EditPlan& plan) const {
+    auto new_value = [&](const Sym& sym, const Shdr*) -> std::optional<uint64_t> {
+      bool moved =
+          std::find(g.moved_sections.begin(), g.moved_sections.end(), size_t(sym.st_shndx)) != g.moved_sections.end();
+      if (!moved) return std::nullopt;
+      return uint64_t(sym.st_value) + g.shift;
+    };
+    add_symbol_value_writes(in_, new_value, plan);
   }
 
   const PlanInputs<E>& in_;

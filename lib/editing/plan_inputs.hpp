@@ -232,6 +232,33 @@ inline void add_symbol_rename_writes(std::vector<PlannedWrite> rename_writes, Ed
     if (!inside_any(carried, w.offset, w.bytes.size())) plan.writes.push_back(std::move(w));
 }
 
+// Symbols whose value an edit moves (defined in a moved section, _DYNAMIC)
+// rewritten in .symtab and .dynsym (a renamed symbol at its new position),
+// so that debuggers and eu-elflint agree with the headers; only tools read
+// them. `new_value(sym, names)`: the symbol's new value, or nullopt to keep
+// it; `names` is its table's string table, null when that is not in the file.
+template <class E, class NewValue>
+void add_symbol_value_writes(const PlanInputs<E>& in, NewValue new_value, EditPlan& plan) {
+  using Sym = elf::Sym<E>;
+  auto shdrs = in.view.shdrs();
+  for (const auto& sh : shdrs) {
+    if ((sh.sh_type != elf::SHT_SYMTAB && sh.sh_type != elf::SHT_DYNSYM) || sh.sh_entsize != sizeof(Sym)) continue;
+    auto symbols = in.view.template table_at<Sym>(sh.sh_offset, uint64_t(sh.sh_size) / sizeof(Sym), "symbol table");
+    if (!symbols) continue;
+    const elf::Shdr<E>* names = sh.sh_link < shdrs.size() ? &shdrs[sh.sh_link] : nullptr;
+    if (names && !in.view.in_file(names->sh_offset, names->sh_size)) names = nullptr;
+    for (size_t i = 0; i < symbols->size(); ++i) {
+      auto value = new_value((*symbols)[i], names);
+      if (!value) continue;
+      Sym updated = (*symbols)[i];
+      updated.st_value = *value;
+      uint64_t position = sh.sh_type == elf::SHT_DYNSYM ? in.renamer.new_position(i) : i;  // a rename may move it
+      plan.writes.push_back({WritePhase::Cleanup, uint64_t(sh.sh_offset) + position * sizeof(Sym),
+                             bytes_of(std::span<const Sym>(&updated, 1)), WriteKind::SymbolValue});
+    }
+  }
+}
+
 // The vn_file fields switch after the dynamic section does: until then the old name is right.
 template <class E>
 void add_version_need_writes(const PlanInputs<E>& in, const StringOffsets& offsets, EditPlan& plan,

@@ -80,6 +80,11 @@ std::optional<PlannedWrite> changed_bytes_write(WritePhase phase, uint64_t offse
 std::vector<PlannedWrite> changed_runs_writes(WritePhase phase, uint64_t offset, const std::vector<uint8_t>& before,
                                               const std::vector<uint8_t>& after, WriteKind kind, size_t joined_gap = 0);
 
+// Whether the plan's layout took that step.
+inline bool has_layout_step(const EditPlan& plan, LayoutStep step) {
+  return std::find(plan.layout.begin(), plan.layout.end(), step) != plan.layout.end();
+}
+
 // Whether the plan writes anything in that phase.
 inline bool has_phase(const EditPlan& plan, WritePhase phase) {
   return std::any_of(plan.writes.begin(), plan.writes.end(), [&](const PlannedWrite& w) { return w.phase == phase; });

@@ -257,12 +257,13 @@ constexpr bool is_table_found_through_dynamic(uint64_t tag) {
     if (t == tag) return true;
   return false;
 }
-// Those and a program's relocation tables, which only ld.so reads: an editor
-// may move them within their segment (a new address in their entry).
-inline constexpr uint64_t kTablesMovableInSegment[] = {DT_GNU_HASH, DT_HASH, DT_SYMTAB, DT_VERSYM, DT_VERNEED,
-                                                       DT_VERDEF,   DT_RELA, DT_REL,    DT_JMPREL, DT_RELR};
+// A program's relocation tables, which only ld.so reads.
+inline constexpr uint64_t kRelocationTables[] = {DT_RELA, DT_REL, DT_JMPREL, DT_RELR};
+// Those and the tables found through the dynamic section: an editor may move
+// them within their segment (a new address in their entry).
 constexpr bool is_table_movable_in_segment(uint64_t tag) {
-  for (uint64_t t : kTablesMovableInSegment)
+  if (is_table_found_through_dynamic(tag)) return true;
+  for (uint64_t t : kRelocationTables)
     if (t == tag) return true;
   return false;
 }
